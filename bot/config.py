@@ -1,0 +1,192 @@
+"""Settings: environment variables `PAPERTIDE_*`, an optional `papertide.toml`.
+
+Built once by the composition root and passed down; nothing reads the environment
+anywhere else, and tests build their own `Settings(...)` instead of patching globals.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+DEFAULT_TOPICS_FILE = Path(__file__).parent / "data" / "topics.toml"
+
+
+class Settings(BaseSettings):
+    """Every setting papertide reads. Descriptions feed `papertide config` and the README."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PAPERTIDE_", toml_file="papertide.toml", extra="ignore"
+    )
+
+    # Store
+    database_url: str = Field(
+        "sqlite:///subscriptions.db",
+        description="SQLAlchemy URL: sqlite:///file.db or postgresql://user@host:5432/db",
+    )
+    topics_file: Path = Field(DEFAULT_TOPICS_FILE, description="TOML catalog of topics")
+
+    # Sources
+    sources: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["arxiv-rss", "arxiv"],
+        description="Comma-separated sources: arxiv-rss, arxiv, sample, feed:<url>",
+    )
+    arxiv_api_url: str = Field(
+        "https://export.arxiv.org/api/query", description="arXiv API query endpoint, used as is"
+    )
+    arxiv_rss_url: str = Field(
+        "https://rss.arxiv.org/rss/", description="Base of arXiv RSS feeds; `cs.LG+cs.AI` appended"
+    )
+    arxiv_delay_seconds: float = Field(
+        3.0, description="Seconds between arXiv requests (all arXiv sources together)"
+    )
+    arxiv_lookback_days: int = Field(
+        3, description="How far back the first poll of a source reaches"
+    )
+    arxiv_categories: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Categories to poll; empty means the union of the topics' categories",
+    )
+    http_timeout_seconds: float = Field(30.0, description="Timeout of one HTTP request to a source")
+    poll_interval_minutes: int = Field(
+        60, description="Interval of the poll job for non-RSS sources"
+    )
+    user_agent: str = Field(
+        "papertide/0.1 (+https://github.com/papertide/papertide)",
+        description="User-Agent sent to sources",
+    )
+
+    # Outbox and delivery
+    worker_concurrency: int = Field(8, description="Messages a worker sends at once")
+    outbox_batch_size: int = Field(100, description="Rows a worker claims at a time")
+    outbox_lease_seconds: int = Field(60, description="How long a claimed row stays leased")
+    outbox_max_attempts: int = Field(8, description="Attempts before a message is dead")
+    slack_rate_per_second: float = Field(
+        1.0, description="Messages per second to one Slack channel"
+    )
+    discord_rate_per_second: float = Field(
+        0.5, description="Messages per second to one Discord channel"
+    )
+    email_rate_per_second: float = Field(
+        10.0, description="Messages per second through the SMTP relay"
+    )
+    group_threshold: int = Field(
+        5, description="More papers than this for one channel in one poll are sent as one thread"
+    )
+    console_out: str = Field(
+        "-", description="Console adapter output: '-' for stdout or a file path"
+    )
+
+    # Slack
+    slack_bot_token: SecretStr | None = Field(
+        None, description="Slack bot token (xoxb-…); turns Slack on"
+    )
+    slack_signing_secret: SecretStr | None = Field(None, description="Slack signing secret")
+    slack_app_token: SecretStr | None = Field(
+        None, description="Slack app-level token (xapp-…) for Socket Mode"
+    )
+    slack_command: str = Field("/papers", description="Slack slash command")
+    slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL")
+
+    # Discord
+    discord_token: SecretStr | None = Field(None, description="Discord bot token; turns Discord on")
+    discord_application_id: str | None = Field(None, description="Discord application id")
+    discord_api_url: str = Field("https://discord.com/api/v10", description="Discord REST base URL")
+    channel_changes: str = Field(
+        "managers", description="Who may change a channel's subscriptions: managers or everyone"
+    )
+
+    # Email
+    smtp_host: str = Field("localhost", description="SMTP relay host")
+    smtp_port: int = Field(25, description="SMTP relay port")
+    smtp_username: str | None = Field(None, description="SMTP user name")
+    smtp_password: SecretStr | None = Field(None, description="SMTP password")
+    smtp_starttls: bool = Field(False, description="Use STARTTLS")
+    smtp_tls: bool = Field(False, description="Use implicit TLS")
+    mail_from: str = Field(
+        "papertide <papertide@localhost>", description="From header of every mail"
+    )
+    dkim_selector: str | None = Field(
+        None, description="DKIM selector; signing is on when a key is set"
+    )
+    dkim_domain: str | None = Field(None, description="DKIM signing domain (d=)")
+    dkim_private_key_file: Path | None = Field(None, description="PEM private key for DKIM")
+    hard_bounce_limit: int = Field(3, description="Hard bounces before an address is disabled")
+
+    # Digest and momentum
+    digest_weekday: int = Field(0, description="Default digest weekday, 0 = Monday")
+    digest_hour: int = Field(8, description="Default digest hour in the recipient's time zone")
+    digest_timezone: str = Field("UTC", description="Default time zone of new recipients")
+    digest_papers_per_topic: int = Field(
+        8, description="Papers per topic in a digest before 'and N more'"
+    )
+    spike_p_value: float = Field(
+        0.01, description="Significance level of the spike test (after BH)"
+    )
+    spike_min_count: int = Field(10, description="Minimum papers in four weeks for a spike")
+    spike_min_rise_pct: float = Field(
+        50.0, description="Minimum rise of the topic's share, in percent"
+    )
+
+    # Web
+    public_url: str = Field("http://127.0.0.1:8080", description="Base of every absolute link")
+    secret_key: SecretStr = Field(
+        SecretStr("dev-insecure-change-me"), description="Signs email tokens; set it in production"
+    )
+    confirm_ttl_hours: int = Field(48, description="Hours a confirmation link stays valid")
+
+    @field_validator("sources", "arxiv_categories", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Explicit arguments beat the environment, which beats papertide.toml.
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+
+    def effective(self) -> dict[str, str]:
+        """Every setting as text, secrets masked, for `papertide config`."""
+        shown: dict[str, str] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                text = "********" if value.get_secret_value() else ""
+            elif isinstance(value, list):
+                text = ",".join(str(v) for v in value)
+            elif value is None:
+                text = ""
+            else:
+                text = str(value)
+            if name == "database_url":
+                text = _mask_url_password(text)
+            shown[f"PAPERTIDE_{name.upper()}"] = text
+        return shown
+
+
+def _mask_url_password(url: str) -> str:
+    # postgresql://user:secret@host/db -> postgresql://user:****@host/db
+    scheme, sep, rest = url.partition("://")
+    creds, at, host = rest.rpartition("@")
+    if not sep or not at or ":" not in creds:
+        return url
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}:****@{host}"

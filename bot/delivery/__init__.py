@@ -1,0 +1,1 @@
+"""Delivery channels: one module per platform behind `bot.delivery.base.Channel`."""

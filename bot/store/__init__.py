@@ -1,0 +1,1 @@
+"""The subscription store: SQLModel tables, engine set-up and Alembic migrations."""

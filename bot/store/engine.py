@@ -1,0 +1,88 @@
+"""Engine set-up: papertide picks the driver from a plain database URL.
+
+`sqlite:///subscriptions.db` runs on aiosqlite in WAL mode with a busy timeout;
+`postgresql://user@host:5432/db` runs on psycopg 3 (async). Alembic uses the sync
+twin of the same driver, once, at start.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+from bot.errors import ConfigError
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def driver_urls(url: str) -> tuple[str, str]:
+    """Return (async_url, sync_url) for a user-facing database URL."""
+    try:
+        parsed = make_url(url)
+    except Exception as exc:
+        raise ConfigError(
+            f"PAPERTIDE_DATABASE_URL is not a database URL: {url!r}",
+            variable="PAPERTIDE_DATABASE_URL",
+        ) from exc
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return (
+            parsed.set(drivername="sqlite+aiosqlite").render_as_string(hide_password=False),
+            parsed.set(drivername="sqlite").render_as_string(hide_password=False),
+        )
+    if backend == "postgresql":
+        psycopg = parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+        return psycopg, psycopg
+    raise ConfigError(
+        f"PAPERTIDE_DATABASE_URL must be sqlite:///… or postgresql://…, not {backend}",
+        variable="PAPERTIDE_DATABASE_URL",
+    )
+
+
+def is_sqlite(engine: AsyncEngine) -> bool:
+    return engine.dialect.name == "sqlite"
+
+
+def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
+    """An AsyncEngine for `url` with papertide's per-backend settings applied."""
+    async_url, _ = driver_urls(url)
+    if async_url.startswith("sqlite"):
+        engine = create_async_engine(
+            async_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **kwargs
+        )
+        _configure_sqlite(engine)
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    kwargs.setdefault("pool_size", 10)
+    return create_async_engine(async_url, **kwargs)
+
+
+def _configure_sqlite(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let us issue BEGIN ourselves (below) instead of pysqlite's deferred BEGIN.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        # IMMEDIATE takes the write lock up front, so two processes never deadlock
+        # upgrading read locks: the busy timeout applies and nobody sees "database is locked".
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False)

@@ -1,0 +1,201 @@
+"""SQLModel tables: the store's whole schema.
+
+Per-target settings live in one typed JSON column (`Target.settings`), never in new
+columns per integration. All datetimes are aware UTC (see `UTCDateTime`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Column, Index, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from bot.store.types import JSONType, UTCDateTime
+from bot.timeutil import utcnow
+
+
+def _json(**kw: Any) -> Any:
+    return Field(sa_column=Column(JSONType, nullable=False), **kw)
+
+
+def _when(*, nullable: bool = True, index: bool = False) -> Any:
+    kw: dict[str, Any] = {} if nullable else {"default_factory": utcnow}
+    return Field(sa_column=Column(UTCDateTime(), nullable=nullable, index=index), **kw)
+
+
+class SourceState(SQLModel, table=True):
+    """Polling state of one source, so a restart loses nothing (miniflux-style)."""
+
+    __tablename__ = "source_state"
+
+    name: str = Field(primary_key=True, max_length=512)
+    cursor: str | None = Field(default=None, max_length=512)  # source-specific resume point
+    etag: str | None = Field(default=None, max_length=512)
+    last_modified: str | None = Field(default=None, max_length=128)
+    last_polled_at: datetime | None = _when()
+    last_success_at: datetime | None = _when()
+    next_check_at: datetime | None = _when()
+    error_count: int = 0
+    last_error: str | None = Field(default=None, sa_column=Column(Text))
+    # Source-specific facts for `papertide status`: last announcement, its size, highest id…
+    data: dict[str, Any] = _json(default_factory=dict)
+
+
+class Paper(SQLModel, table=True):
+    """One paper, deduplicated: arXiv id without version, or doi:/url: ids for feeds."""
+
+    __tablename__ = "paper"
+
+    id: str = Field(primary_key=True, max_length=128)
+    version: int = 1
+    title: str = Field(sa_column=Column(Text, nullable=False))
+    abstract: str = Field(default="", sa_column=Column(Text, nullable=False))
+    # [{"name": "Yi Wu", "affiliations": ["Tsinghua University"]}, ...]
+    authors: list[dict[str, Any]] = _json(default_factory=list)
+    categories: list[str] = _json(default_factory=list)  # primary first
+    primary_category: str = Field(default="", max_length=64, index=True)
+    comment: str = Field(default="", sa_column=Column(Text, nullable=False))
+    journal_ref: str = Field(default="", sa_column=Column(Text, nullable=False))
+    doi: str | None = Field(default=None, max_length=256, index=True)
+    links: dict[str, str] = _json(default_factory=dict)
+    published: datetime = _when(nullable=False, index=True)  # first version submitted
+    updated: datetime = _when(nullable=False)
+    source: str = Field(default="", max_length=512)
+    ingested_at: datetime = _when(nullable=False, index=True)
+
+
+class Topic(SQLModel, table=True):
+    __tablename__ = "topic"
+
+    id: int | None = Field(default=None, primary_key=True)
+    slug: str = Field(max_length=128, unique=True, index=True)
+    name: str = Field(max_length=256)
+    query: str = Field(default="", sa_column=Column(Text, nullable=False))
+    categories: list[str] = _json(default_factory=list)
+    related: list[str] = _json(default_factory=list)
+    description: str = Field(default="", sa_column=Column(Text, nullable=False))
+    active: bool = True
+    updated_at: datetime = _when(nullable=False)
+
+
+class PaperTopic(SQLModel, table=True):
+    __tablename__ = "paper_topic"
+    __table_args__ = (Index("ix_paper_topic_topic", "topic_id", "paper_id"),)
+
+    paper_id: str = Field(
+        foreign_key="paper.id", primary_key=True, max_length=128, ondelete="CASCADE"
+    )
+    topic_id: int = Field(foreign_key="topic.id", primary_key=True, ondelete="CASCADE")
+    terms: list[str] = _json(default_factory=list)
+    matched_at: datetime = _when(nullable=False)
+
+
+class Person(SQLModel, table=True):
+    """A human recipient across platforms; owns the weekly digest preferences."""
+
+    __tablename__ = "person"
+
+    id: int | None = Field(default=None, primary_key=True)
+    email: str | None = Field(default=None, max_length=320, unique=True)
+    # none | pending | confirmed | unsubscribed
+    email_status: str = Field(default="none", max_length=16, index=True)
+    confirm_sent_at: datetime | None = _when()
+    confirmed_at: datetime | None = _when()
+    timezone: str = Field(default="UTC", max_length=64)
+    digest_weekday: int = 0  # 0 = Monday, in the person's time zone
+    digest_hour: int = 8
+    send_quiet_week: bool = True
+    created_at: datetime = _when(nullable=False)
+
+
+class Target(SQLModel, table=True):
+    """Where messages go: a chat channel, a chat user (DM) or a mailbox."""
+
+    __tablename__ = "target"
+    __table_args__ = (
+        UniqueConstraint("platform", "workspace", "address", name="uq_target_address"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    platform: str = Field(max_length=16)  # bot.types.Platform
+    kind: str = Field(max_length=16)  # bot.types.TargetKind
+    workspace: str = Field(default="", max_length=64)  # Slack team / Discord guild
+    address: str = Field(max_length=320)  # channel id, user id, email
+    person_id: int | None = Field(default=None, foreign_key="person.id", index=True)
+    # Typed per-target settings (quiet hours, pacing overrides, thread ts…), one column.
+    settings: dict[str, Any] = _json(default_factory=dict)
+    disabled_at: datetime | None = _when()
+    disabled_reason: str | None = Field(default=None, sa_column=Column(Text))
+    failure_count: int = 0
+    created_at: datetime = _when(nullable=False)
+
+
+class Subscription(SQLModel, table=True):
+    __tablename__ = "subscription"
+    __table_args__ = (UniqueConstraint("target_id", "topic_id", name="uq_subscription"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    target_id: int = Field(foreign_key="target.id", index=True, ondelete="CASCADE")
+    topic_id: int = Field(foreign_key="topic.id", index=True, ondelete="CASCADE")
+    muted_until: datetime | None = _when()
+    created_at: datetime = _when(nullable=False)
+
+
+class Alert(SQLModel, table=True):
+    """A person's keyword alert, in the query language; fires to its (user) target."""
+
+    __tablename__ = "alert"
+
+    id: int | None = Field(default=None, primary_key=True)
+    target_id: int = Field(foreign_key="target.id", index=True, ondelete="CASCADE")
+    query: str = Field(sa_column=Column(Text, nullable=False))
+    active: bool = True
+    muted_until: datetime | None = _when()
+    created_at: datetime = _when(nullable=False)
+
+
+class AlertMatch(SQLModel, table=True):
+    """(alert, paper) at most once: re-polls and new versions never match twice."""
+
+    __tablename__ = "alert_match"
+
+    alert_id: int = Field(foreign_key="alert.id", primary_key=True, ondelete="CASCADE")
+    paper_id: str = Field(
+        foreign_key="paper.id", primary_key=True, max_length=128, ondelete="CASCADE"
+    )
+    terms: list[str] = _json(default_factory=list)
+    matched_at: datetime = _when(nullable=False)
+
+
+class OutboxRow(SQLModel, table=True):
+    """One message to send. `key` is unique: enqueue twice and the database refuses."""
+
+    __tablename__ = "outbox"
+    __table_args__ = (Index("ix_outbox_due", "status", "next_attempt_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    key: str = Field(max_length=512, unique=True)
+    target_id: int = Field(foreign_key="target.id", index=True, ondelete="CASCADE")
+    kind: str = Field(max_length=32)  # bot.types.MessageKind
+    payload: dict[str, Any] = _json(default_factory=dict)
+    # pending | sending | sent | dead | held (quiet hours)
+    status: str = Field(default="pending", max_length=16)
+    attempts: int = 0
+    next_attempt_at: datetime = _when(nullable=False)
+    last_error: str | None = Field(default=None, sa_column=Column(Text))
+    lease_owner: str | None = Field(default=None, max_length=128)
+    lease_expires_at: datetime | None = _when()
+    created_at: datetime = _when(nullable=False)
+    sent_at: datetime | None = _when()
+
+
+class ProcessedEvent(SQLModel, table=True):
+    """Chat platform events already handled (Slack retries an event up to three times)."""
+
+    __tablename__ = "processed_event"
+
+    event_id: str = Field(primary_key=True, max_length=128)
+    platform: str = Field(max_length=16)
+    seen_at: datetime = _when(nullable=False, index=True)

@@ -1,0 +1,115 @@
+"""The core's own types: what flows between sources, ingest, matching and the outbox.
+
+Plain frozen dataclasses; SDK types (Slack, Discord, SMTP) never appear here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    name: str
+    affiliations: tuple[str, ...] = ()
+
+
+class AnnounceType(StrEnum):
+    """arXiv RSS `announce_type`; API and generic feeds yield NEW."""
+
+    NEW = "new"
+    CROSS = "cross"
+    REPLACE = "replace"
+    REPLACE_CROSS = "replace-cross"
+
+
+@dataclass(frozen=True, slots=True)
+class PaperRecord:
+    """One normalized paper as a source yields it, before dedup.
+
+    `id` is the arXiv id without version (`2606.01234`, `hep-th/9901001`); papers
+    from a generic feed without an arXiv id use `doi:<doi>` or `url:<sha1 of link>`.
+    `published` is the first version's submission time (UTC); `updated` the latest.
+    Text fields keep LaTeX for display; matching derives plain text itself.
+    """
+
+    id: str
+    version: int
+    title: str
+    abstract: str
+    authors: tuple[Author, ...]
+    categories: tuple[str, ...]
+    published: datetime
+    updated: datetime
+    source: str
+    comment: str = ""
+    journal_ref: str = ""
+    doi: str = ""
+    links: dict[str, str] = field(default_factory=dict)
+    announce_type: AnnounceType = AnnounceType.NEW
+
+    @property
+    def primary_category(self) -> str:
+        return self.categories[0] if self.categories else ""
+
+
+class MatchKind(StrEnum):
+    TOPIC = "topic"
+    ALERT = "alert"
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A paper belongs to a topic or fires an alert; `terms` says why (for highlighting)."""
+
+    paper_id: str
+    kind: MatchKind
+    ref_id: int  # topic.id or alert.id
+    terms: tuple[str, ...] = ()
+
+
+class Platform(StrEnum):
+    CONSOLE = "console"
+    SLACK = "slack"
+    DISCORD = "discord"
+    EMAIL = "email"
+
+
+class TargetKind(StrEnum):
+    CHANNEL = "channel"  # a Slack or Discord channel
+    USER = "user"  # a chat user (DMs)
+    EMAIL = "email"  # a mailbox
+
+
+class MessageKind(StrEnum):
+    PAPER = "paper"  # one paper for a channel/user (topic subscription or alert)
+    PAPER_GROUP = "paper_group"  # many papers for one channel from one poll, threaded
+    QUIET_SUMMARY = "quiet_summary"  # what was held back during quiet hours
+    DIGEST = "digest"  # weekly email digest
+    CONFIRM = "confirm"  # double opt-in mail
+
+
+@dataclass(frozen=True, slots=True)
+class TargetRef:
+    """Where a message goes, as adapters need it (no ORM row)."""
+
+    id: int
+    platform: Platform
+    kind: TargetKind
+    workspace: str  # Slack team id, Discord guild id, "" for email/console
+    address: str  # channel id, user id or email address
+
+
+@dataclass(frozen=True, slots=True)
+class OutboundMessage:
+    """One outbox row handed to a Channel. `payload` is JSON data, kind-specific."""
+
+    id: int
+    key: str
+    kind: MessageKind
+    target: TargetRef
+    payload: dict[str, Any]
+    attempt: int = 1

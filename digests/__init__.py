@@ -1,0 +1,1 @@
+"""Weekly digests: momentum statistics, per-recipient building, rendering, mailing."""
