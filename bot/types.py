@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,3 +113,13 @@ class OutboundMessage:
     target: TargetRef
     payload: dict[str, Any]
     attempt: int = 1
+
+
+class PaperMatcher(Protocol):
+    """Decides which topics a paper belongs to and which alerts it fires.
+
+    Implemented by `bot.matching` (the compiled engine); ingest calls it once per
+    new or changed paper.
+    """
+
+    def match(self, paper: PaperRecord) -> list[Match]: ...

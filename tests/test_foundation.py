@@ -94,3 +94,26 @@ print('ok')
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+async def test_enqueue_twice_is_a_no_op(sessions) -> None:  # type: ignore[no-untyped-def]
+    from bot.outbox import enqueue, message_key
+    from bot.types import MessageKind
+
+    async with sessions() as session:
+        target = Target(platform="console", kind="channel", address="demo")
+        session.add(target)
+        await session.flush()
+        assert target.id is not None
+        key = message_key(target.id, MessageKind.PAPER, "2606.01234")
+        first = await enqueue(
+            session=session, target_id=target.id, kind=MessageKind.PAPER, key=key, payload={"n": 1}
+        )
+        second = await enqueue(
+            session=session, target_id=target.id, kind=MessageKind.PAPER, key=key, payload={"n": 2}
+        )
+        await session.commit()
+    assert (first, second) == (True, False)
+    async with sessions() as session:
+        row = (await session.execute(select(OutboxRow))).scalar_one()
+    assert row.payload == {"n": 1}
