@@ -6,6 +6,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from bot import settings_doc
 from bot.cli._common import load_settings, print_json, run
 from bot.store.migrate import upgrade
 
@@ -17,8 +18,13 @@ def register(app: typer.Typer) -> None:
     @app.command("config")
     def config_cmd(
         as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+        markdown: bool = typer.Option(False, "--markdown", help="Print the README's table."),
+        env_example: bool = typer.Option(False, "--env-example", help="Print .env.example."),
     ) -> None:
         """Print the effective settings, secrets masked."""
+        if markdown or env_example:
+            typer.echo(settings_doc.markdown_table() if markdown else settings_doc.env_example())
+            return
         shown = load_settings().effective()
         if as_json:
             print_json(shown)
