@@ -168,4 +168,4 @@ def _summary(result: PollResult) -> str:
         f"{result.source}: read {result.read}, new {result.new}, updated {result.updated}, "
         f"unchanged {result.unchanged}, skipped {result.skipped}, new matches {result.new_matches}"
     )
-    return line + (f"; error: {result.error}" if result.error else "")
+    return line + (f"; failed: {result.error}" if result.error else "")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from typing import Any
+from xml.sax import SAXException
 
 import feedparser
 import httpx
@@ -14,6 +15,8 @@ from bot.errors import SourceError
 from bot.sources.base import Batch, Skip, StoredState
 
 _TAG = re.compile(r"<[^>]+>")
+# A server's wrong Content-Type or charset label is not damage to the feed itself.
+_BENIGN = (feedparser.NonXMLContentType, feedparser.CharacterEncodingOverride)
 
 
 def read_feed(response: httpx.Response, *, source: str) -> tuple[Any, list[Skip]]:
@@ -24,20 +27,18 @@ def read_feed(response: httpx.Response, *, source: str) -> tuple[Any, list[Skip]
     head = body.lstrip()[:200].lower()
     if ("html" in ctype and "xhtml" not in ctype) or head.startswith((b"<!doctype html", b"<html")):
         raise SourceError(source, "an HTML page instead of a feed", url=url)
-    parsed = feedparser.parse(body, response_headers={"content-location": url})
+    headers = {"content-location": url, "content-type": ctype or "application/xml"}
+    parsed = feedparser.parse(body, response_headers=headers)
     skipped: list[Skip] = []
-    if parsed.get("bozo"):
-        problem = str(parsed.get("bozo_exception", "malformed feed")).splitlines()[0]
-        if not parsed.entries:
-            kind = "malformed XML" if parsed.get("version") or b"<" in head else "unknown format"
-            raise SourceError(source, f"{kind} ({problem})", url=url)
-        # feedparser's loose parser recovered entries; keep them, note the damage.
-        skipped.append(
-            Skip(
-                where=url,
-                reason=f"malformed feed, {len(parsed.entries)} entries recovered: {problem}",
-            )
-        )
+    problem = parsed.get("bozo_exception")
+    if parsed.get("bozo") and not isinstance(problem, _BENIGN):
+        first_line = str(problem or "malformed feed").splitlines()[0]
+        if isinstance(problem, SAXException) or not parsed.entries:
+            # A truncated or broken body: whatever feedparser salvaged may be cut short,
+            # so none of it is stored; the validators are not stored either, so the next
+            # poll fetches it again.
+            raise SourceError(source, f"malformed XML ({first_line})", url=url)
+        skipped.append(Skip(where=url, reason=f"feed damaged but readable: {first_line}"))
     elif not parsed.get("version") and not parsed.entries:
         raise SourceError(source, "unknown feed format", url=url)
     return parsed, skipped
@@ -62,8 +63,9 @@ def validators(response: httpx.Response, batch: Batch) -> Batch:
 
 def entry_date(entry: Any, *names: str) -> datetime | None:
     """The first readable date among the entry's fields `names`."""
+    present = entry.keys()  # not .get(): feedparser warns on its updated->published fallback
     for name in names:
-        raw = entry.get(name)
+        raw = entry[name] if name in present else None
         if raw:
             try:
                 return parse_date(str(raw))
