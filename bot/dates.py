@@ -35,6 +35,12 @@ def parse_date(text: str) -> datetime:
     value = text.strip()
     if not value:
         raise DateParseError(text)
+    if len(value) >= 19 and value[4] == "-" and value[10] == "T":
+        # Fast path for the common, well-formed case (every arXiv API date).
+        try:
+            return as_utc(datetime.fromisoformat(value))
+        except ValueError:
+            pass
     match = _ISO.match(value)
     if match:
         return _from_iso(match, text)

@@ -10,7 +10,6 @@ Running the same batch twice stores nothing twice and reports no new match.
 from __future__ import annotations
 
 import logging
-import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -27,7 +26,6 @@ from bot.types import AnnounceType, Author, Match, MatchKind, PaperMatcher, Pape
 
 log = logging.getLogger(__name__)
 
-_SPACE = re.compile(r"\s+")
 _CHUNK = 500  # ids per IN (...) list
 PAPER = Paper.__table__  # type: ignore[attr-defined]
 PAPER_TOPIC = PaperTopic.__table__  # type: ignore[attr-defined]
@@ -79,7 +77,12 @@ async def load_category_matcher(*, session: AsyncSession) -> CategoryMatcher:
 
 def clean_text(text: str) -> str:
     """Collapse whitespace and line breaks; keep LaTeX and Unicode as written (NFC)."""
-    return _SPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
+    tidy = text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
+    if tidy and text.isascii():
+        return text  # the common case, checked in C: nothing to do
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return text if tidy else " ".join(text.split())
 
 
 def normalize(record: PaperRecord) -> PaperRecord:
@@ -91,13 +94,17 @@ def normalize(record: PaperRecord) -> PaperRecord:
         comment=clean_text(record.comment),
         journal_ref=clean_text(record.journal_ref),
         doi=record.doi.strip().lower(),
-        authors=tuple(
-            Author(clean_text(a.name), tuple(clean_text(x) for x in a.affiliations if x.strip()))
-            for a in record.authors
-            if a.name.strip()
-        ),
+        authors=tuple(_clean_author(a) for a in record.authors if a.name.strip()),
         categories=tuple(dict.fromkeys(c.strip() for c in record.categories if c.strip())),
     )
+
+
+def _clean_author(author: Author) -> Author:
+    name = clean_text(author.name)
+    affiliations = tuple(clean_text(x) for x in author.affiliations if x.strip())
+    if name == author.name and affiliations == author.affiliations:
+        return author
+    return Author(name, affiliations)
 
 
 def merge(old: PaperRecord, new: PaperRecord) -> PaperRecord:

@@ -20,6 +20,17 @@ from bot.types import Author, PaperRecord
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"
 OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
+_AUTHOR, _NAME, _CATEGORY, _LINK = f"{ATOM}author", f"{ATOM}name", f"{ATOM}category", f"{ATOM}link"
+_AFFILIATION, _PRIMARY = f"{ARXIV}affiliation", f"{ARXIV}primary_category"
+_TEXT_TAGS = {
+    f"{ATOM}title": "title",
+    f"{ATOM}summary": "summary",
+    f"{ATOM}published": "published",
+    f"{ATOM}updated": "updated",
+    f"{ARXIV}comment": "comment",
+    f"{ARXIV}journal_ref": "journal_ref",
+    f"{ARXIV}doi": "doi",
+}
 
 
 class PageError(ValueError):
@@ -64,49 +75,51 @@ def _record(entry: ET.Element, entry_id: str, source: str) -> PaperRecord:
     if found is None:
         raise ValueError(f"entry without an arXiv id ({entry_id[:80]!r})")
     paper_id, version = found
-    title = _text(entry, f"{ATOM}title")
+    # One pass over the children: this runs for every paper of a backfill.
+    text: dict[str, str] = {}
+    authors: list[Author] = []
+    primary = ""
+    categories: list[str] = []
+    links: dict[str, str] = {}
+    for child in entry:
+        tag = child.tag
+        if tag == _AUTHOR:
+            name = (child.findtext(_NAME) or "").strip()
+            if name:
+                affs = tuple(a.text.strip() for a in child if a.tag == _AFFILIATION and a.text)
+                authors.append(Author(name=name, affiliations=affs))
+        elif tag == _CATEGORY:
+            categories.append(child.get("term", ""))
+        elif tag == _PRIMARY:
+            primary = child.get("term", "")
+        elif tag == _LINK:
+            title = child.get("title")
+            if title in ("pdf", "doi"):
+                links[title] = child.get("href", "")
+            elif child.get("rel") == "alternate":
+                links["abs"] = child.get("href", "")
+        elif tag in _TEXT_TAGS:
+            text[_TEXT_TAGS[tag]] = (child.text or "").strip()
+    title = text.get("title", "")
     if not title:
         raise ValueError(f"entry {paper_id} without a title")
-    published = _date(entry, f"{ATOM}published", paper_id)
-    updated_text = _text(entry, f"{ATOM}updated")
-    updated = _date(entry, f"{ATOM}updated", paper_id) if updated_text else published
-    authors = tuple(
-        Author(
-            name=_text(author, f"{ATOM}name"),
-            affiliations=tuple(
-                (aff.text or "").strip() for aff in author.iter(f"{ARXIV}affiliation") if aff.text
-            ),
-        )
-        for author in entry.iter(f"{ATOM}author")
-    )
-    primary = entry.find(f"{ARXIV}primary_category")
-    categories = [primary.get("term", "")] if primary is not None else []
-    for tag in entry.iter(f"{ATOM}category"):
-        term = tag.get("term", "")
-        if term and term not in categories:
-            categories.append(term)
-    links: dict[str, str] = {}
-    for link in entry.iter(f"{ATOM}link"):
-        href = link.get("href", "")
-        if link.get("title") == "pdf":
-            links["pdf"] = href
-        elif link.get("title") == "doi":
-            links["doi"] = href
-        elif link.get("rel") == "alternate":
-            links["abs"] = href
+    published = _date(text.get("published", ""), "published", paper_id)
+    updated_text = text.get("updated", "")
+    updated = _date(updated_text, "updated", paper_id) if updated_text else published
+    cats = tuple(dict.fromkeys(c for c in (primary, *categories) if c))
     return PaperRecord(
         id=paper_id,
         version=version,
         title=title,
-        abstract=_text(entry, f"{ATOM}summary"),
-        authors=tuple(a for a in authors if a.name),
-        categories=tuple(c for c in categories if c),
+        abstract=text.get("summary", ""),
+        authors=tuple(authors),
+        categories=cats,
         published=published,
         updated=updated,
         source=source,
-        comment=_text(entry, f"{ARXIV}comment"),
-        journal_ref=_text(entry, f"{ARXIV}journal_ref"),
-        doi=_text(entry, f"{ARXIV}doi"),
+        comment=text.get("comment", ""),
+        journal_ref=text.get("journal_ref", ""),
+        doi=text.get("doi", ""),
         links=links,
     )
 
@@ -115,11 +128,11 @@ def _text(element: ET.Element, tag: str) -> str:
     return (element.findtext(tag) or "").strip()
 
 
-def _date(entry: ET.Element, tag: str, paper_id: str) -> datetime:
+def _date(value: str, field: str, paper_id: str) -> datetime:
     try:
-        return parse_date(_text(entry, tag))
+        return parse_date(value)
     except DateParseError as exc:
-        raise ValueError(f"entry {paper_id}: {tag.split('}')[1]}: {exc}") from exc
+        raise ValueError(f"entry {paper_id}: {field}: {exc}") from exc
 
 
 def _int(text: str | None) -> int:
