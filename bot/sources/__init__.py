@@ -1,0 +1,1 @@
+"""Paper sources: one module each behind `bot.sources.base.Source`."""
