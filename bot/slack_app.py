@@ -18,6 +18,7 @@ for private channels it was never invited to) and answer "invite me first" other
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Mapping
@@ -50,6 +51,7 @@ from bot.types import Platform
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
+COMMAND_CONCURRENCY = 4
 INVITE_FIRST = "Invite me to this channel first (`/invite @papertide`), then follow again."
 GONE_EVENTS = ("app_uninstalled", "tokens_revoked")
 CHANNEL_GONE_EVENTS = ("channel_archive", "channel_deleted")
@@ -125,9 +127,13 @@ def build_slack_app(
     )
     deps = replace(deps, check_channel=_channel_checker(client), command=settings.slack_command)
 
+    # Work after the ack is bounded so a burst of commands queues cheaply instead of
+    # starving the event loop that must answer the next request's ack within 3 s.
+    limit = asyncio.Semaphore(COMMAND_CONCURRENCY)
+
     async def run_for(ctx: CommandContext, text: str) -> Reply:
         try:
-            async with sessions() as session:
+            async with limit, sessions() as session:
                 reply = await run_command(session=session, ctx=ctx, text=text, deps=deps)
                 await session.commit()
         except Exception:
