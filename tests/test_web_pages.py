@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import aiohttp
@@ -13,7 +14,14 @@ from bot.store.models import OutboxRow, Paper, PaperTopic, Person, Subscription,
 from bot.subscribe import request_subscription
 from bot.tokens import make_form_token, make_token
 from bot.webviews.common import SECURITY_HEADERS
-from tests.web_support import NOW, WebEnv, count, web_env  # noqa: F401 - fixture
+from tests.web_support import NOW, WebEnv, count, running_web
+
+
+@pytest.fixture
+async def web_env(db_url: str) -> AsyncIterator[WebEnv]:
+    async with running_web(db_url) as env:
+        yield env
+
 
 HOSTILE = 'Evil </title><script>alert(1)</script> & "quotes" \x0b]]>'
 
@@ -76,18 +84,24 @@ async def test_every_response_carries_the_security_headers(web_env: WebEnv) -> N
 async def test_topic_page_shows_papers_like_the_reference(web_env: WebEnv) -> None:
     response, html = await _get(web_env, "/topics/rl-for-llm-agents")
     assert response.status == 200
-    assert "Latest papers" in html and '<span class="count">40</span>' in html
-    assert "Author 0-0, Author 0-1, Author 0-2" in html and "+4" in html  # 7 authors: 3 shown
-    assert "University 0 · University 1 · University 2" in html and "+2" in html
+    assert "Latest papers" in html
+    assert '<span class="count">40</span>' in html
+    assert "Author 0-0, Author 0-1, Author 0-2" in html
+    assert "+4" in html
+    assert "University 0 · University 1 · University 2" in html
+    assert "+2" in html
     assert 'href="/topics/llm-agent-memory"' in html  # topic tags
     assert "papers in the last four weeks" in html  # momentum line
     assert html.count('class="bar h') == 12
-    assert 'action="/subscribe"' in html and 'for="follow-email"' in html
+    assert 'action="/subscribe"' in html
+    assert 'for="follow-email"' in html
     assert "Older papers" in html  # 40 papers, 30 a page
     _, second = await _get(web_env, "/topics/rl-for-llm-agents?page=2")
-    assert "Learning to Sell 39" in second and "Learning to Sell 0<" not in second
+    assert "Learning to Sell 39" in second
+    assert "Learning to Sell 0<" not in second
     response, html = await _get(web_env, "/topics")
-    assert "RL for LLM Agents" in html and "40 papers" in html
+    assert "RL for LLM Agents" in html
+    assert "40 papers" in html
 
 
 async def test_hostile_titles_are_escaped_in_the_page_and_the_feed(web_env: WebEnv) -> None:
@@ -109,10 +123,12 @@ async def test_hostile_titles_are_escaped_in_the_page_and_the_feed(web_env: WebE
         await session.flush()
         session.add(PaperTopic(paper_id="2610.99999", topic_id=topic.id))
     _, html = await _get(web_env, "/topics/rl-for-llm-agents")
-    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;" in html
     assert "<img src=x>" not in html
     response, xml = await _get(web_env, "/topics/rl-for-llm-agents.atom")
-    assert response.status == 200 and response.content_type == "application/atom+xml"
+    assert response.status == 200
+    assert response.content_type == "application/atom+xml"
     feed = feedparser.parse(xml)
     assert not feed.bozo, feed.get("bozo_exception")
     assert feed.feed.title == "papertide: RL for LLM Agents"
@@ -142,7 +158,8 @@ async def test_subscribe_refuses_header_injection_with_a_clear_message(web_env: 
     response, _ = await _post(
         web_env, "/subscribe", {"email": "ann@lab.org", "topic": "rl-for-llm-agents"}
     )
-    assert response.status == 303 and response.headers["Location"] == "/subscribe/sent"
+    assert response.status == 303
+    assert response.headers["Location"] == "/subscribe/sent"
     assert await count(web_env.sessions, OutboxRow) == 1
 
 
@@ -152,7 +169,8 @@ async def test_subscribe_refuses_header_injection_with_a_clear_message(web_env: 
 async def test_bad_tokens_are_400_pages_that_say_what_to_do(web_env: WebEnv, case: str) -> None:
     ann = await _person(web_env, status="pending")
     bob = await _person(web_env, email="bob@lab.org", status="pending")
-    assert ann.id is not None and bob.id is not None
+    assert ann.id is not None
+    assert bob.id is not None
     token = make_token(web_env.settings, person_id=ann.id, email="ann@lab.org", purpose="confirm")
     expect = {
         "tampered": "damaged",
@@ -178,7 +196,8 @@ async def test_bad_tokens_are_400_pages_that_say_what_to_do(web_env: WebEnv, cas
     response, html = await _get(web_env, f"/confirm/{token}")
     assert response.status == 400
     assert expect in html
-    assert "Traceback" not in html and "<script>" not in html
+    assert "Traceback" not in html
+    assert "<script>" not in html
     assert await count(web_env.sessions, Person, col(Person.email_status) == "confirmed") == 0
 
 
@@ -190,17 +209,21 @@ async def test_get_unsubscribe_changes_nothing_one_click_post_unsubscribes(web_e
     )
     for _ in range(3):  # a mail scanner following the link, repeatedly
         response, html = await _get(web_env, f"/unsubscribe/{token}")
-        assert response.status == 200 and html.count("<button") == 1
+        assert response.status == 200
+        assert html.count("<button") == 1
     assert await count(web_env.sessions, Person, col(Person.email_status) == "confirmed") == 1
-    async with aiohttp.ClientSession() as http:
-        # Exactly what an RFC 8058 mail client sends.
-        async with http.post(
+    # Exactly what an RFC 8058 mail client sends.
+    one_click = {"Content-Type": "application/x-www-form-urlencoded"}
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(
             f"{web_env.base}/unsubscribe/{token}",
             data="List-Unsubscribe=One-Click",
-            headers={"Content-Type": "application/x-www-form-urlencoded"},
-        ) as response:
-            assert response.status == 200
-            assert_secure(response)
+            headers=one_click,
+        ) as response,
+    ):
+        assert response.status == 200
+        assert_secure(response)
     assert await count(web_env.sessions, Person, col(Person.email_status) == "unsubscribed") == 1
     response, _ = await _post(web_env, f"/unsubscribe/{token}", "List-Unsubscribe=One-Click")
     assert response.status == 200  # twice is fine
@@ -227,17 +250,20 @@ async def test_manage_forms_need_their_csrf_token(web_env: WebEnv) -> None:
         make_form_token(web_env.settings, bound_to=token, form="delete"),
     ):
         response, html = await _post(web_env, f"/manage/{token}", {**form, "csrf": csrf})
-        assert response.status == 403 and "Open the page again" in html
+        assert response.status == 403
+        assert "Open the page again" in html
     async with web_env.sessions() as session:
         person = await session.get(Person, ann.id)
-        assert person is not None and person.digest_hour == 8
+        assert person is not None
+        assert person.digest_hour == 8
     good = make_form_token(web_env.settings, bound_to=token, form="save")
     response, _ = await _post(web_env, f"/manage/{token}", {**form, "csrf": good})
     assert response.status == 303
     assert await count(web_env.sessions, Subscription) == 1
     bad_tz = {**form, "timezone": "Mars/Base", "csrf": good}
     response, html = await _post(web_env, f"/manage/{token}", bad_tz)
-    assert response.status == 400 and "Unknown time zone" in html
+    assert response.status == 400
+    assert "Unknown time zone" in html
 
 
 async def test_healthz_reports_database_and_leader(web_env: WebEnv) -> None:

@@ -161,7 +161,8 @@ async def _pending(sessions: async_sessionmaker[AsyncSession], email: str) -> Pe
 
 async def test_confirm_checks_the_token_belongs_to_the_address(sessions) -> None:  # type: ignore[no-untyped-def]
     ann, bob = await _pending(sessions, "ann@lab.org"), await _pending(sessions, "bob@lab.org")
-    assert ann.id is not None and bob.id is not None
+    assert ann.id is not None
+    assert bob.id is not None
     crossed = make_token(SETTINGS, person_id=bob.id, email="ann@lab.org", purpose="confirm")
     async with sessions() as session:
         with pytest.raises(TokenError) as info:

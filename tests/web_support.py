@@ -18,7 +18,6 @@ from email.message import EmailMessage
 from typing import Any
 
 import aiosmtplib
-import pytest
 from aiohttp import web
 from aiosmtpd.smtp import SMTP, Envelope
 from pydantic import SecretStr
@@ -253,9 +252,9 @@ def web_settings(db_url: str, port: int) -> Settings:
     )
 
 
-@pytest.fixture
-async def web_env(db_url: str) -> AsyncIterator[WebEnv]:
-    """The web app on a loopback port, on SQLite and on PostgreSQL, seeded."""
+@asynccontextmanager
+async def running_web(db_url: str) -> AsyncIterator[WebEnv]:
+    """The web app on a loopback port over a seeded store; public_url is its real address."""
     sock = free_socket()
     settings = web_settings(db_url, sock.getsockname()[1])
     clock = Clock()
