@@ -25,6 +25,8 @@ from bot.webviews.common import (
     SECURITY_HEADERS,
     LeaderState,
     Momentum,
+    MomentumCache,
+    PageCache,
     WebDeps,
     error_page,
 )
@@ -99,15 +101,20 @@ def build_web_app(
     extra_routes: Iterable[Callable[[web.Application], None]] = (),
     leader_state: LeaderState | None = None,
     clock: Callable[[], datetime] = utcnow,
+    momentum_ttl: float = 300.0,
+    page_cache_seconds: float = 30.0,
 ) -> web.Application:
     """The aiohttp app. `momentum(session, slug, now)` fills the topic page's box;
-    `leader_state()` (sync or async) names the scheduler leader for /healthz."""
+    `leader_state()` (sync or async) names the scheduler leader for /healthz.
+    Momentum is cached per topic for `momentum_ttl` seconds, rendered topic pages and
+    feeds for `page_cache_seconds` (0 turns that off)."""
     app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY)
     app[DEPS] = WebDeps(
         ctx=ctx,
         clock=clock,
-        momentum=momentum,
+        momentum=MomentumCache(momentum, ttl=momentum_ttl),
         leader_state=leader_state or _default_leader_state,
+        pages=PageCache(page_cache_seconds),
     )
     app.on_response_prepare.append(_security_headers)
     css = (templates_dir() / "web" / "site.css").read_text(encoding="utf-8")

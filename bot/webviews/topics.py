@@ -37,6 +37,8 @@ async def show_topics(request: web.Request) -> web.Response:
 async def show_topic(request: web.Request) -> web.Response:
     """GET /topics/{slug}: latest papers, the momentum box, a 'Follow by email' form."""
     d = deps(request)
+    if (cached := d.pages.get(request.path_qs)) is not None:
+        return cached
     slug = request.match_info["slug"]
     try:
         page_no = max(1, min(MAX_PAGE, int(request.query.get("page", "1"))))
@@ -51,10 +53,11 @@ async def show_topic(request: web.Request) -> web.Response:
         papers = await latest_papers(
             session=session, topic_id=topic.id, offset=(page_no - 1) * PAGE_SIZE
         )
-        momentum = await d.momentum(session, slug, now) if d.momentum else None
+    # Its own session, after the page's reads: a slow aggregate never holds the store.
+    momentum = await d.momentum.get(d.ctx.sessions, slug, now)
     weekly = [int(n) for n in (momentum or {}).get("weekly", [])]
     first_week, last_week = week_labels(len(weekly) or 12, now)
-    return page(
+    response = page(
         "topic.html",
         topic=topic,
         total=total,
@@ -68,11 +71,14 @@ async def show_topic(request: web.Request) -> web.Response:
         page_url=link(d.ctx.settings, f"/topics/{slug}"),
         feed_url=link(d.ctx.settings, f"/topics/{slug}.atom"),
     )
+    return d.pages.put(request.path_qs, response)
 
 
 async def show_feed(request: web.Request) -> web.Response:
     """GET /topics/{slug}.atom: the latest papers as an Atom feed."""
     d = deps(request)
+    if (cached := d.pages.get(request.path_qs)) is not None:
+        return cached
     slug = request.match_info["slug"]
     async with d.ctx.sessions() as session:
         topic = await find_active_topic(session=session, slug=slug)
@@ -88,4 +94,4 @@ async def show_feed(request: web.Request) -> web.Response:
     )
     response = web.Response(body=body, content_type="application/atom+xml", charset="utf-8")
     response.headers["Cache-Control"] = "public, max-age=300"
-    return response
+    return d.pages.put(request.path_qs, response)
