@@ -1,0 +1,244 @@
+"""SMTP at the edge: MIME from an email payload, optional DKIM, a reused aiosmtplib link.
+
+`build_message` turns a payload (`{"to","subject","text","html","headers"}`) into the
+exact bytes sent: multipart/alternative, text first and HTML last. Headers are never
+folded below 998 characters, and the DKIM signature is computed over those final
+bytes, so nothing we send is refolded after signing. `SmtpMailer` keeps connections
+open across messages, reconnects once when the server dropped one, and maps SMTP
+replies to the outbox's results: 4xx is Retry, 5xx on a recipient a hard bounce.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from email.headerregistry import Address
+from email.message import EmailMessage
+from email.policy import SMTP
+from email.utils import format_datetime, parseaddr
+from pathlib import Path
+from typing import Any
+
+import aiosmtplib
+import dkim
+
+from bot.config import Settings
+from bot.delivery.base import Delivered, DeliveryResult, Failed, Retry
+from bot.errors import ConfigError, PapertideError
+
+log = logging.getLogger(__name__)
+
+# 998 is SMTP's hard line limit: below it a header stays on one line, so no relay
+# has a reason to refold what DKIM signed.
+_POLICY = SMTP.clone(max_line_length=998)
+_SIGNED_HEADERS = (
+    b"From", b"To", b"Subject", b"Date", b"Message-ID", b"MIME-Version", b"Content-Type",
+    b"List-Id", b"List-Unsubscribe", b"List-Unsubscribe-Post",
+)  # fmt: skip
+
+
+class HeaderInjectionError(PapertideError):
+    """A header value would smuggle in another header (CR/LF) or is not an address."""
+
+
+@dataclass(frozen=True, slots=True)
+class DkimKey:
+    selector: str
+    domain: str
+    private_key: bytes
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DkimKey | None:
+        """The configured key, or None when DKIM signing is off."""
+        if not settings.dkim_private_key_file:
+            return None
+        if not settings.dkim_selector or not settings.dkim_domain:
+            raise ConfigError(
+                "DKIM needs PAPERTIDE_DKIM_SELECTOR and PAPERTIDE_DKIM_DOMAIN with the key",
+                variable="PAPERTIDE_DKIM_SELECTOR",
+            )
+        path = Path(settings.dkim_private_key_file)
+        try:
+            key = path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot read DKIM key {path}: {exc.strerror}",
+                variable="PAPERTIDE_DKIM_PRIVATE_KEY_FILE",
+            ) from exc
+        return cls(settings.dkim_selector, settings.dkim_domain, key)
+
+
+def check_header(name: str, value: str) -> str:
+    """`value` unchanged, or a HeaderInjectionError when it holds a line break."""
+    if "\r" in value or "\n" in value or "\x00" in value:
+        raise HeaderInjectionError(f"header {name} contains a line break; refusing to send")
+    return value
+
+
+def check_address(name: str, value: str) -> str:
+    """The bare address of `value`, or a HeaderInjectionError when it is not one."""
+    check_header(name, value)
+    address = parseaddr(value)[1]
+    if "@" not in address or any(c.isspace() for c in address):
+        raise HeaderInjectionError(f"header {name} is not an email address: {value!r}")
+    return address
+
+
+def message_id_for(key: str, domain: str) -> str:
+    """A Message-ID stable per outbox key: a retried message keeps its id."""
+    return f"<{hashlib.sha256(key.encode()).hexdigest()[:32]}@{domain}>"
+
+
+def build_message(
+    payload: dict[str, Any],
+    *,
+    mail_from: str,
+    now: datetime,
+    message_id: str,
+    dkim_key: DkimKey | None = None,
+) -> bytes:
+    """The bytes of one mail: multipart/alternative (text, then HTML), signed if keyed."""
+    check_address("From", mail_from)
+    check_address("To", str(payload["to"]))
+    msg = EmailMessage(policy=_POLICY)
+    msg["From"] = _from_header(mail_from)
+    msg["To"] = str(payload["to"])
+    msg["Subject"] = check_header("Subject", str(payload["subject"]))
+    msg["Date"] = format_datetime(now)
+    msg["Message-ID"] = check_header("Message-ID", message_id)
+    for name, value in dict(payload.get("headers") or {}).items():
+        msg[check_header("header name", str(name))] = check_header(str(name), str(value))
+    msg.set_content(str(payload["text"]), cte="quoted-printable")
+    if payload.get("html"):
+        # base64 is C-fast and keeps inlined-CSS lines far below SMTP's limit.
+        msg.add_alternative(str(payload["html"]), subtype="html", cte="base64")
+    raw = msg.as_bytes(policy=_POLICY)
+    if dkim_key is None:
+        return raw
+    present = [h for h in _SIGNED_HEADERS if msg.get(h.decode()) is not None]
+    signature = dkim.sign(
+        raw,
+        dkim_key.selector.encode(),
+        dkim_key.domain.encode(),
+        dkim_key.private_key,
+        include_headers=present,
+        canonicalize=(b"relaxed", b"relaxed"),
+    )
+    return bytes(signature) + raw
+
+
+def _from_header(mail_from: str) -> str:
+    name, address = parseaddr(mail_from)
+    local, _, domain = address.partition("@")
+    return str(Address(display_name=name or "papertide", username=local, domain=domain))
+
+
+class SmtpMailer:
+    """A few long-lived SMTP connections shared by many sends (one transaction each)."""
+
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int,
+        username: str | None = None,
+        password: str | None = None,
+        starttls: bool = False,
+        tls: bool = False,
+        timeout: float = 30.0,
+        connections: int = 1,
+    ) -> None:
+        self._options: dict[str, Any] = {
+            "hostname": host,
+            "port": port,
+            "username": username,
+            "password": password,
+            "use_tls": tls,
+            "start_tls": starttls,
+            "timeout": timeout,
+        }
+        self._idle: asyncio.Queue[aiosmtplib.SMTP] = asyncio.Queue()
+        for _ in range(max(1, connections)):
+            self._idle.put_nowait(aiosmtplib.SMTP(**self._options))
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, connections: int = 1) -> SmtpMailer:
+        password = settings.smtp_password.get_secret_value() if settings.smtp_password else None
+        return cls(
+            host=settings.smtp_host,
+            port=settings.smtp_port,
+            username=settings.smtp_username,
+            password=password,
+            starttls=settings.smtp_starttls,
+            tls=settings.smtp_tls,
+            connections=connections,
+        )
+
+    async def send(self, *, sender: str, recipient: str, message: bytes) -> DeliveryResult:
+        """One SMTP transaction; never raises for SMTP trouble, returns what happened."""
+        client = await self._idle.get()
+        try:
+            return await self._send_on(client, sender, recipient, message)
+        finally:
+            self._idle.put_nowait(client)
+
+    async def _send_on(
+        self, client: aiosmtplib.SMTP, sender: str, recipient: str, message: bytes
+    ) -> DeliveryResult:
+        last = ""
+        for attempt in (1, 2):
+            try:
+                if not client.is_connected:
+                    await client.connect()
+                _, reply = await client.sendmail(sender, [recipient], message)
+                return Delivered(remote_id=reply.strip()[:200] or None)
+            except aiosmtplib.SMTPRecipientsRefused as exc:
+                await _reset(client)
+                return _refused(exc.recipients[0] if exc.recipients else None)
+            except aiosmtplib.SMTPResponseException as exc:
+                await _reset(client)
+                return _by_code(exc.code, exc.message, hard=False)
+            except (aiosmtplib.SMTPServerDisconnected, aiosmtplib.SMTPConnectError, OSError) as exc:
+                # A relay drops idle connections; reconnect once before giving up for now.
+                client.close()
+                log.info("smtp.reconnect", extra={"attempt": attempt, "error": str(exc)})
+                last = f"SMTP connection failed: {exc}"
+            except aiosmtplib.SMTPException as exc:
+                client.close()
+                last = f"SMTP error: {exc}"
+        return Retry(last)
+
+    async def close(self) -> None:
+        """Say QUIT on every open connection."""
+        while not self._idle.empty():
+            client = self._idle.get_nowait()
+            if client.is_connected:
+                try:
+                    await client.quit()
+                except aiosmtplib.SMTPException:
+                    client.close()
+
+
+def _refused(refusal: aiosmtplib.SMTPRecipientRefused | None) -> DeliveryResult:
+    if refusal is None:
+        return Retry("recipient refused without a reply")
+    return _by_code(refusal.code, refusal.message, hard=True)
+
+
+def _by_code(code: int, text: str, *, hard: bool) -> DeliveryResult:
+    reason = f"{code} {' '.join(text.split())}"[:300]
+    if 400 <= code < 500:
+        return Retry(reason)
+    # hard=True marks a 5xx about the recipient: the channel counts it as a hard bounce.
+    return Failed(("hard bounce: " if hard else "rejected: ") + reason, disable_target=False)
+
+
+async def _reset(client: aiosmtplib.SMTP) -> None:
+    # After a refused transaction the connection stays usable once RSET succeeds.
+    try:
+        await client.rset()
+    except aiosmtplib.SMTPException:
+        client.close()
