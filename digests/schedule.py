@@ -213,10 +213,9 @@ async def enqueue_week(
             links=links, dry_run=dry_run,
         )  # fmt: skip
         _add(total, part)
-        if dry_run:
-            await session.rollback()
-        else:
-            await session.commit()
+        await (session.rollback() if dry_run else session.commit())
+    # End the transaction the last (empty) page opened: on SQLite it holds the write lock.
+    await session.rollback()
     log.info("digest.enqueue_week", extra={"week": week, "enqueued": total.enqueued})
     return total
 
@@ -245,6 +244,7 @@ async def enqueue_due_digests(
             )  # fmt: skip
             enqueued += part.enqueued
         await session.commit()
+    await session.rollback()  # release the last page's transaction (SQLite write lock)
     if enqueued:
         log.info("digest.enqueue_due", extra={"enqueued": enqueued})
     return enqueued
