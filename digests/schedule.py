@@ -31,7 +31,7 @@ from digests.build import WeekData, build_digest
 from digests.links import DigestLinks
 from digests.load import load_recipients, load_week
 from digests.momentum import last_complete_week
-from digests.render import MailIdentity, render_digest
+from digests.render import DigestRenderer, MailIdentity
 
 log = logging.getLogger(__name__)
 BATCH = 500
@@ -119,6 +119,14 @@ class WeekCache:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._weeks: dict[str, WeekData] = {}
+        self._renderers: dict[str, DigestRenderer] = {}
+
+    def renderer(self, week: str, links: DigestLinks) -> DigestRenderer:
+        """One renderer per week and run: topic sections are rendered once, then reused."""
+        if week not in self._renderers:
+            identity = MailIdentity(self._settings.mail_from)
+            self._renderers[week] = DigestRenderer(links=links, identity=identity)
+        return self._renderers[week]
 
     async def get(self, session: AsyncSession, week: str) -> WeekData:
         if week not in self._weeks:
@@ -161,13 +169,13 @@ async def enqueue_for_people(
     if not todo:
         return run
     data_week = await weeks.get(session, week)
-    identity = MailIdentity(settings.mail_from)
+    renderer = weeks.renderer(week, links)
     for data in await load_recipients(session=session, people=todo, week=data_week):
         digest = build_digest(data, data_week, papers_per_topic=settings.digest_papers_per_topic)
         if digest is None:
             run.quiet_skipped += 1
             continue
-        payload = render_digest(digest, links=links, identity=identity)
+        payload = renderer.render(digest)
         target = targets[data.recipient.id]
         if dry_run:
             run.enqueued += 1

@@ -241,3 +241,32 @@ def test_extra_headers_with_line_breaks_are_refused() -> None:
                "headers": {"List-Id": "x\r\nBcc: v@example.org"}}  # fmt: skip
     with pytest.raises(HeaderInjectionError, match="List-Id"):
         build_message(payload, mail_from=MAIL_FROM, now=NOW, message_id="<x@y>")
+
+
+async def test_confirm_mail_without_html_and_non_ascii_subject() -> None:
+    payload = {
+        "to": "zoë@example.org".replace("ë", "e"),
+        "subject": "Bestätigen Sie Ihre Adresse — papertide “weekly” digest für Forschende",
+        "text": "Klicken Sie: https://pt.example.org/email/confirm/abc\nDanke & bis bald.\n",
+        "headers": {},
+    }
+    async with smtp_sink() as (sink, port):
+        ch = EmailChannel(
+            mailer=SmtpMailer(host="127.0.0.1", port=port),
+            mail_from="Papertide Zürich <digest@pt.example.org>",
+            clock=lambda: NOW,
+        )
+        msg = OutboundMessage(
+            2, "t7:confirm:1", MessageKind.CONFIRM,
+            TargetRef(7, Platform.EMAIL, TargetKind.EMAIL, "", payload["to"]), payload,
+        )  # fmt: skip
+        assert isinstance(await ch.send(msg), Delivered)
+        await ch.close()
+    (mail,) = sink.messages
+    assert mail.get_content_type() == "text/plain"
+    assert mail["Subject"] == payload["subject"]
+    assert mail["From"].addresses[0].display_name == "Papertide Zürich"
+    assert mail.get_content().replace("\r\n", "\n") == payload["text"]  # CRLF on the wire
+    raw = sink.envelopes[0].original_content
+    assert all(len(line) <= 998 for line in raw.split(b"\r\n"))
+    assert raw.isascii()
