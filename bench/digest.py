@@ -153,6 +153,10 @@ def main() -> None:
         print(f"{r['recipients']:>10} {r['render_per_s']:>9.0f} {r['render_send_per_s']:>14.0f} "
               f"{r['delivered']:>9} {kb:>8.1f} {r['peak_rss_mb']:>12.1f} "
               f"{r['client_cpu_share']:>10.0%} {r['sink_cpu_share']:>9.0%}")  # fmt: skip
+        client_ms = 1000 * r["client_cpu_share"] / r["render_send_per_s"]
+        sink_ms = 1000 * r["sink_cpu_share"] / r["render_send_per_s"]
+        print(f"{'':>10} CPU per digest: client {client_ms:.2f} ms, sink {sink_ms:.2f} ms "
+              f"-> {1000 / max(client_ms, sink_ms):.0f}/s with one idle core each")  # fmt: skip
     print("CPU columns: CPU-seconds per wall-second of the send phase (1.0 = one core busy).")
 
 

@@ -110,7 +110,13 @@ async def ensure_email_targets(
             col(Target.address).in_(list(wanted)),
         )
     )
-    return {wanted[t.address].id or 0: t for t in found.scalars()}
+    targets = {}
+    for target in found.scalars():
+        person = wanted[target.address]
+        if target.person_id is None:
+            target.person_id = person.id  # created before the person was known (web sign-up)
+        targets[person.id or 0] = target
+    return targets
 
 
 class WeekCache:
