@@ -16,7 +16,8 @@ from bot.delivery.email import EmailChannel
 from bot.types import MessageKind, OutboundMessage, Platform, TargetKind, TargetRef
 from digests.build import DigestPaper, build_digest
 from digests.links import PublicLinks
-from digests.mailer import DkimKey, HeaderInjectionError, SmtpMailer, build_message
+from digests.mailer import SmtpMailer
+from digests.mime import DkimKey, HeaderInjectionError, build_message
 from digests.render import MailIdentity, render_digest
 from digests.sample import sample_recipient, sample_week
 from tests.smtp_sink import smtp_sink

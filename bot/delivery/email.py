@@ -1,6 +1,6 @@
 """EmailChannel: sends any email payload (DIGEST, CONFIRM) through SMTP.
 
-Translates an `OutboundMessage` at the edge (payload -> MIME bytes, `digests.mailer`)
+Translates an `OutboundMessage` at the edge (payload -> MIME bytes, `digests.mime`)
 and says what happened. Hard bounces (5xx on the recipient) are counted per target
 through an injected counter; at `hard_bounce_limit` the result asks the outbox to
 disable the target.
@@ -16,10 +16,10 @@ from bot.config import Settings
 from bot.delivery.base import DeliveryResult, Failed
 from bot.timeutil import utcnow
 from bot.types import OutboundMessage, Platform
-from digests.mailer import (
+from digests.mailer import SmtpMailer
+from digests.mime import (
     DkimKey,
     HeaderInjectionError,
-    SmtpMailer,
     build_message,
     check_address,
     message_id_for,
