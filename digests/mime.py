@@ -88,6 +88,11 @@ def check_address(name: str, value: str) -> str:
     return address
 
 
+@functools.lru_cache(maxsize=16)
+def _check_from(mail_from: str) -> str:
+    return check_address("From", mail_from)
+
+
 def message_id_for(key: str, domain: str) -> str:
     """A Message-ID stable per outbox key: a retried message keeps its id."""
     return f"<{hashlib.sha256(key.encode()).hexdigest()[:32]}@{domain}>"
@@ -106,7 +111,7 @@ def build_message(
     Assembled by hand with C-speed encoders (quoted-printable text, base64 HTML): the
     stdlib's header objects cost milliseconds per mail, and each header here is known.
     """
-    check_address("From", mail_from)
+    _check_from(mail_from)
     check_address("To", str(payload["to"]))
     headers: Headers = [
         ("From", _from_header(mail_from)),

@@ -12,6 +12,7 @@ reuses it from a bounded LRU cache: memory stays flat in the number of recipient
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -71,8 +72,7 @@ class MailIdentity:
 
     @property
     def domain(self) -> str:
-        address = parseaddr(self.mail_from)[1]
-        return address.rpartition("@")[2] or "localhost"
+        return _domain_of(self.mail_from)
 
     @property
     def list_id(self) -> str:
@@ -284,6 +284,11 @@ def _render(name: str, ext: str, context: dict[str, Any]) -> str:
         return _TEXT_ENV.get_template(f"email/{name}.txt.j2").render(**context)
     raw = _HTML_ENV.get_template(f"email/{name}.html.j2").render(**context)
     return str(_INLINER.inline_fragment(raw, _CSS))
+
+
+@functools.lru_cache(maxsize=16)
+def _domain_of(mail_from: str) -> str:
+    return parseaddr(mail_from)[1].rpartition("@")[2] or "localhost"
 
 
 def _day(instant: datetime) -> str:
