@@ -1,0 +1,196 @@
+"""Build one recipient's weekly digest from plain data. Pure: no I/O, no clock.
+
+The loader (`digests.load`) fills `WeekData` once per week and a `RecipientData` per
+person; `build_digest` decides what the mail says, `digests.render` how it looks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from digests.momentum import Momentum
+
+MAX_SUGGESTIONS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Recipient:
+    """Who a digest is for: what links and tokens need (`id`, `email`)."""
+
+    id: int
+    email: str
+    send_quiet_week: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class DigestPaper:
+    """A paper as the digest shows it."""
+
+    id: str
+    title: str
+    authors: tuple[str, ...]
+    url: str
+    published: datetime
+    primary_category: str
+    topic_count: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class TopicInfo:
+    slug: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class AlertInfo:
+    """One of the recipient's alerts and the papers it caught this week (newest first)."""
+
+    id: int
+    query: str
+    papers: tuple[DigestPaper, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RecipientData:
+    """What one person follows personally, across every platform they use."""
+
+    recipient: Recipient
+    follows: frozenset[str]  # topic slugs
+    alerts: tuple[AlertInfo, ...] = ()
+
+
+@dataclass(slots=True)
+class WeekData:
+    """Everything about a week that is the same for every recipient (loaded once)."""
+
+    week: str  # '2026-W39'
+    as_of: datetime  # the Monday 00:00 UTC that ends the week
+    topics: Mapping[str, TopicInfo]
+    momentum: Mapping[str, Momentum]
+    papers_by_topic: Mapping[str, Sequence[str]]  # slug -> paper ids published this week
+    papers: Mapping[str, DigestPaper] = field(default_factory=dict)
+    universe: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SpikeItem:
+    slug: str
+    name: str
+    momentum: Momentum
+    followed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSection:
+    slug: str
+    name: str
+    momentum: Momentum | None
+    papers: tuple[DigestPaper, ...]
+    alert_hits: frozenset[str]  # ids among `papers` that also match the recipient's alerts
+    total: int  # papers of the week in this topic
+
+    @property
+    def more(self) -> int:
+        return self.total - len(self.papers)
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """One recipient's digest for one ISO week, ready to render."""
+
+    recipient: Recipient
+    week: str
+    as_of: datetime
+    universe: str
+    spikes: tuple[SpikeItem, ...]  # followed spiking topics, then suggestions
+    sections: tuple[TopicSection, ...]
+    alerts: tuple[AlertInfo, ...]
+    follows_nothing: bool
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing new in the recipient's topics and alerts this week."""
+        return not any(s.total for s in self.sections) and not any(a.papers for a in self.alerts)
+
+    @property
+    def followed_spikes(self) -> tuple[SpikeItem, ...]:
+        return tuple(s for s in self.spikes if s.followed)
+
+    @property
+    def suggestions(self) -> tuple[SpikeItem, ...]:
+        return tuple(s for s in self.spikes if not s.followed)
+
+
+def _spike_order(item: tuple[str, Momentum]) -> tuple[float, int, str]:
+    slug, m = item
+    return (m.p_value if m.p_value is not None else math.inf, -m.count_4w, slug)
+
+
+def select_spikes(data: RecipientData, week: WeekData) -> tuple[SpikeItem, ...]:
+    """The recipient's spiking topics, then up to three spiking topics they do not follow."""
+    spiking = sorted(
+        ((s, m) for s, m in week.momentum.items() if m.spiking and s in week.topics),
+        key=_spike_order,
+    )
+    theirs = [SpikeItem(s, week.topics[s].name, m, True) for s, m in spiking if s in data.follows]
+    others = [
+        SpikeItem(s, week.topics[s].name, m, False) for s, m in spiking if s not in data.follows
+    ]
+    return tuple(theirs + others[:MAX_SUGGESTIONS])
+
+
+def rank_papers(
+    paper_ids: Sequence[str], papers: Mapping[str, DigestPaper], alert_hits: frozenset[str]
+) -> list[DigestPaper]:
+    """Alert matches first, then papers in more topics, then the newest, then by id."""
+    found = [papers[p] for p in paper_ids if p in papers]
+    return sorted(
+        found,
+        key=lambda p: (p.id not in alert_hits, -p.topic_count, -p.published.timestamp(), p.id),
+    )
+
+
+def build_digest(data: RecipientData, week: WeekData, *, papers_per_topic: int) -> Digest | None:
+    """The digest for one recipient, or None for a quiet week they chose not to receive."""
+    hits = frozenset(p.id for a in data.alerts for p in a.papers)
+    sections: list[TopicSection] = []
+    for slug in sorted(data.follows, key=lambda s: _section_order(s, week)):
+        info = week.topics.get(slug)
+        if info is None:
+            continue  # a topic retired from the catalog since the person followed it
+        ranked = rank_papers(week.papers_by_topic.get(slug, ()), week.papers, hits)
+        shown = tuple(ranked[:papers_per_topic])
+        sections.append(
+            TopicSection(
+                slug=slug,
+                name=info.name,
+                momentum=week.momentum.get(slug),
+                papers=shown,
+                alert_hits=frozenset(p.id for p in shown if p.id in hits),
+                total=len(ranked),
+            )
+        )
+    digest = Digest(
+        recipient=data.recipient,
+        week=week.week,
+        as_of=week.as_of,
+        universe=week.universe,
+        spikes=select_spikes(data, week),
+        sections=tuple(sections),
+        alerts=data.alerts,
+        follows_nothing=not data.follows and not data.alerts,
+    )
+    if digest.quiet and not data.recipient.send_quiet_week:
+        return None
+    return digest
+
+
+def _section_order(slug: str, week: WeekData) -> tuple[bool, int, str]:
+    # Spiking topics first, then the busiest, then by name: the mail reads top-down.
+    m = week.momentum.get(slug)
+    name = week.topics[slug].name.lower() if slug in week.topics else slug
+    busy = len(week.papers_by_topic.get(slug, ()))
+    return (not (m is not None and m.spiking), -busy, name)

@@ -1,0 +1,141 @@
+"""Thin loader: the store -> the builder's plain data. Batched, never per paper.
+
+`load_week` runs once per ISO week (momentum + the week's papers of every topic);
+`load_recipients` loads a batch of people in four queries (people, follows, alerts,
+alert matches), so memory stays flat however many recipients there are.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from bot.config import Settings
+from bot.payloads import abs_url
+from bot.store.models import (
+    Alert,
+    AlertMatch,
+    Paper,
+    PaperTopic,
+    Person,
+    Subscription,
+    Target,
+    Topic,
+)
+from digests.build import AlertInfo, DigestPaper, Recipient, RecipientData, TopicInfo, WeekData
+from digests.momentum import digest_as_of
+from digests.stats import load_momentum_and_universe
+
+
+def to_digest_paper(paper: Paper, topic_count: int = 1) -> DigestPaper:
+    """A stored paper as the digest shows it."""
+    is_arxiv = ":" not in paper.id
+    return DigestPaper(
+        id=paper.id,
+        title=paper.title,
+        authors=tuple(str(a.get("name", "")) for a in paper.authors),
+        url=paper.links.get("abs") or (abs_url(paper.id) if is_arxiv else ""),
+        published=paper.published,
+        primary_category=paper.primary_category,
+        topic_count=topic_count,
+    )
+
+
+async def load_week(*, session: AsyncSession, week: str, settings: Settings) -> WeekData:
+    """Momentum as of the week's end, and every active topic's papers published that week."""
+    as_of = digest_as_of(week)
+    start = as_of - timedelta(days=7)
+    momentum, universe = await load_momentum_and_universe(
+        session=session, as_of=as_of, settings=settings
+    )
+    topics = {
+        t.slug: TopicInfo(t.slug, t.name)
+        for t in (await session.execute(select(Topic).where(col(Topic.active).is_(True)))).scalars()
+    }
+    in_week = (col(Paper.published) >= start, col(Paper.published) < as_of)
+    counts = (
+        select(col(PaperTopic.paper_id), func.count().label("n"))
+        .join(Paper, col(Paper.id) == col(PaperTopic.paper_id))
+        .where(*in_week)
+        .group_by(col(PaperTopic.paper_id))
+        .subquery()
+    )
+    papers: dict[str, DigestPaper] = {}
+    for paper, n in await session.execute(
+        select(Paper, counts.c.n).join(counts, counts.c.paper_id == col(Paper.id))
+    ):
+        papers[paper.id] = to_digest_paper(paper, int(n))
+    by_topic: dict[str, list[str]] = defaultdict(list)
+    rows = await session.execute(
+        select(col(Topic.slug), col(PaperTopic.paper_id))
+        .join(Topic, col(Topic.id) == col(PaperTopic.topic_id))
+        .join(Paper, col(Paper.id) == col(PaperTopic.paper_id))
+        .where(col(Topic.active).is_(True), *in_week)
+    )
+    for slug, paper_id in rows:
+        by_topic[slug].append(paper_id)
+    return WeekData(week, as_of, topics, momentum, dict(by_topic), papers, universe)
+
+
+async def load_recipients(
+    *, session: AsyncSession, people: Sequence[Person], week: WeekData
+) -> list[RecipientData]:
+    """Follows and alerts of `people`: every target they own, chat and email alike."""
+    ids = [p.id for p in people if p.id is not None]
+    follows: dict[int, set[str]] = defaultdict(set)
+    for person_id, slug in await session.execute(
+        select(col(Target.person_id), col(Topic.slug))
+        .join(Subscription, col(Subscription.target_id) == col(Target.id))
+        .join(Topic, col(Topic.id) == col(Subscription.topic_id))
+        .where(col(Target.person_id).in_(ids), col(Topic.active).is_(True))
+    ):
+        follows[int(person_id or 0)].add(slug)
+    alerts: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for alert_id, person_id, query in await session.execute(
+        select(col(Alert.id), col(Target.person_id), col(Alert.query))
+        .join(Target, col(Target.id) == col(Alert.target_id))
+        .where(col(Target.person_id).in_(ids), col(Alert.active).is_(True))
+        .order_by(col(Alert.id))
+    ):
+        alerts[int(person_id or 0)].append((int(alert_id or 0), str(query)))
+    caught = await _alert_papers(session, [a for v in alerts.values() for a, _ in v], week)
+    result = []
+    for person in people:
+        if person.id is None or not person.email:
+            continue
+        recipient = Recipient(person.id, person.email, person.send_quiet_week)
+        infos = tuple(AlertInfo(a, q, tuple(caught.get(a, ()))) for a, q in alerts[person.id])
+        result.append(RecipientData(recipient, frozenset(follows[person.id]), infos))
+    return result
+
+
+async def _alert_papers(
+    session: AsyncSession, alert_ids: list[int], week: WeekData
+) -> dict[int, list[DigestPaper]]:
+    # "Of the week": matched during the week, or a paper first submitted that week.
+    if not alert_ids:
+        return {}
+    start = week.as_of - timedelta(days=7)
+    stmt: Any = (
+        select(col(AlertMatch.alert_id), Paper)
+        .join(Paper, col(Paper.id) == col(AlertMatch.paper_id))
+        .where(
+            col(AlertMatch.alert_id).in_(alert_ids),
+            or_(
+                (col(AlertMatch.matched_at) >= start) & (col(AlertMatch.matched_at) < week.as_of),
+                (col(Paper.published) >= start) & (col(Paper.published) < week.as_of),
+            ),
+        )
+        .order_by(col(Paper.published).desc(), col(Paper.id))
+    )
+    caught: dict[int, list[DigestPaper]] = defaultdict(list)
+    for alert_id, paper in await session.execute(stmt):
+        known = week.papers.get(paper.id)
+        caught[int(alert_id)].append(known or to_digest_paper(paper))
+    return caught

@@ -1,0 +1,309 @@
+"""Render a `Digest` into an email payload (bot/payloads.py shape). Pure: returns data.
+
+HTML goes through jinja2 autoescape and css-inline; the text part is written to be
+read on its own. The HTML stays under `MAX_HTML_BYTES` (Gmail clips near 102 KB and
+would hide the unsubscribe link): big digests collapse their last topics into
+one-line "view all" entries until it fits.
+
+A topic's section looks the same for everyone who follows it (unless their alerts
+reorder it), so `DigestRenderer` renders and inlines each fragment once per run and
+reuses it from a bounded LRU cache: memory stays flat in the number of recipients.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.utils import parseaddr
+from pathlib import Path
+from typing import Any
+
+import css_inline
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup, escape
+
+from digests.build import AlertInfo, Digest, DigestPaper, SpikeItem, TopicSection
+from digests.links import DigestLinks
+from digests.momentum import Momentum, chart_weeks, momentum_line
+
+MAX_HTML_BYTES = 80_000
+CHART_HEIGHT_PX = 28
+_MAX_AUTHORS = 3
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+# Ways to shrink a digest that is too big, mildest first: (papers per topic, full sections).
+_FIT_LADDER = ((None, None), (3, None), (3, 12), (3, 6), (2, 3), (0, 0))
+
+
+def _template_dir() -> Path:
+    # In a checkout templates/ sits beside the packages; wheels ship it as bot/_templates.
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "templates", here.parent / "bot" / "_templates"):
+        if (candidate / "email").is_dir():
+            return candidate
+    return here.parent / "templates"
+
+
+_OPTIONS: dict[str, Any] = {
+    "undefined": StrictUndefined,
+    "trim_blocks": True,
+    "lstrip_blocks": True,
+}
+_LOADER = FileSystemLoader(str(_template_dir()))
+_HTML_ENV = Environment(loader=_LOADER, autoescape=select_autoescape(["html", "j2"]), **_OPTIONS)
+# The plain-text part is not HTML: escaping it would show "&amp;" to the reader.
+_TEXT_ENV = Environment(loader=_LOADER, autoescape=False, keep_trailing_newline=True, **_OPTIONS)  # noqa: S701
+_FOOTER_SLOTS = {
+    "email": "ptslot0email",
+    "manage_url": "ptslot1manage",
+    "unsubscribe_url": "ptslot2unsubscribe",
+}
+_INLINER = css_inline.CSSInliner(load_remote_stylesheets=False)
+_CSS = (_template_dir() / "email" / "digest.css").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class MailIdentity:
+    """Sender facts every digest shares: From, and the List-Id built from its domain."""
+
+    mail_from: str
+
+    @property
+    def domain(self) -> str:
+        return _domain_of(self.mail_from)
+
+    @property
+    def list_id(self) -> str:
+        return f"papertide weekly digest <digest.{self.domain}>"
+
+
+class DigestRenderer:
+    """Renders the digests of one run (one week), sharing inlined fragments between them."""
+
+    def __init__(
+        self, *, links: DigestLinks, identity: MailIdentity, cache_size: int = 4096
+    ) -> None:
+        self.links = links
+        self.identity = identity
+        self._cache: OrderedDict[tuple[Any, ...], str] = OrderedDict()
+        self._cache_size = cache_size
+
+    def render(self, digest: Digest) -> dict[str, Any]:
+        """The email payload `{"to", "subject", "text", "html", "headers"}` of one digest."""
+        recipient = digest.recipient
+        unsubscribe = self.links.unsubscribe_url(recipient)
+        footer = {
+            "email": recipient.email,
+            "manage_url": self.links.manage_url(recipient),
+            "unsubscribe_url": unsubscribe,
+        }
+        head_html, tail_html = self._parts(digest, "html", footer)
+        html = ""
+        for cap, full in _FIT_LADDER:
+            sections = self._sections(digest, "html", cap, full)
+            html = head_html + sections + tail_html
+            if len(html.encode("utf-8")) <= MAX_HTML_BYTES:
+                break
+        shell = _HTML_ENV.get_template("email/digest.html.j2")
+        # Every part is the output of an autoescaped template, so it is markup already.
+        html = shell.render(week=digest.week, body=Markup(html))  # noqa: S704
+        head_text, tail_text = self._parts(digest, "txt", footer)
+        text = head_text + self._sections(digest, "txt", None, None) + tail_text
+        mailto = self.links.unsubscribe_mailto(recipient)
+        return {
+            "to": recipient.email,
+            "subject": subject_of(digest),
+            "text": text,
+            "html": html,
+            "headers": {
+                "List-Id": self.identity.list_id,
+                "List-Unsubscribe": f"<{unsubscribe}>, <{mailto}>",
+                "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+            },
+        }
+
+    def _parts(self, digest: Digest, ext: str, footer: dict[str, str]) -> tuple[str, str]:
+        week, universe = digest.week, digest.universe
+        monday = digest.as_of - timedelta(days=7)
+        intro = {
+            "week": week,
+            "week_label": f"Week of {_day(monday)}, {monday.year}",
+            "universe": universe,
+            "quiet": digest.quiet,
+            "follows_nothing": digest.follows_nothing,
+        }
+        head = [self._cached(("intro", ext, *intro.values()), "_intro", ext, dict, intro)]
+        labels = [_day(w) for w in chart_weeks(digest.as_of)]
+        for heading, items, with_chart in (
+            ("Spiking in your topics", digest.followed_spikes, True),
+            ("Spiking elsewhere: you may want to follow", digest.suggestions, False),
+        ):
+            if items:
+                key = ("spikes", ext, week, heading, tuple(s.slug for s in items))
+                spikes = (heading, items, with_chart, labels, universe)
+                head.append(self._cached(key, "_spikes", ext, self._spikes, *spikes))
+        tail = []
+        alerts = tuple(a for a in digest.alerts if a.papers)
+        if alerts:
+            seen = tuple((a.query, tuple(p.id for p in a.papers)) for a in alerts)
+            tail.append(self._cached(("alerts", ext, seen), "_alerts", ext, self._alerts, alerts))
+        tail.append(self._footer(ext, footer))
+        return "".join(head), "".join(tail)
+
+    def _sections(self, digest: Digest, ext: str, cap: int | None, full: int | None) -> str:
+        labels = [_day(w) for w in chart_weeks(digest.as_of)]
+        out = []
+        for i, section in enumerate(digest.sections):
+            if not section.total and digest.quiet:
+                continue
+            collapsed = full is not None and i >= full
+            papers = () if collapsed else section.papers[:cap]
+            hits = tuple(p.id in section.alert_hits for p in papers)
+            key = (
+                "section", ext, digest.week, section.slug, tuple(p.id for p in papers), hits,
+                section.total, collapsed,
+            )  # fmt: skip
+            parts = (section, papers, collapsed, labels, digest.universe)
+            out.append(self._cached(key, "_section", ext, self._section, *parts))
+        return "".join(out)
+
+    def _footer(self, ext: str, footer: dict[str, str]) -> str:
+        if ext == "txt":
+            return _render("_footer", ext, footer)
+        # Inline the footer once with placeholder slots, then fill in this recipient's
+        # values, escaped exactly as autoescape would: no per-recipient inlining.
+        html = self._cached(("footer", ext), "_footer", ext, dict, _FOOTER_SLOTS)
+        for name, slot in _FOOTER_SLOTS.items():
+            html = html.replace(slot, str(escape(footer[name])))
+        return html
+
+    def _cached(
+        self,
+        key: tuple[Any, ...],
+        name: str,
+        ext: str,
+        context: Callable[..., dict[str, Any]],
+        *args: Any,
+    ) -> str:
+        # `context(*args)` builds the template's data only on a miss.
+        found = self._cache.get(key)
+        if found is not None:
+            self._cache.move_to_end(key)
+            return found
+        fragment = _render(name, ext, context(*args))
+        self._cache[key] = fragment
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return fragment
+
+    def _spikes(
+        self,
+        heading: str,
+        items: tuple[SpikeItem, ...],
+        with_chart: bool,
+        labels: list[str],
+        universe: str,
+    ) -> dict[str, Any]:
+        spikes = [self._spike(s, labels, universe) for s in items]
+        return {"heading": heading, "with_chart": with_chart, "spikes": spikes}
+
+    def _spike(self, item: SpikeItem, labels: list[str], universe: str) -> dict[str, Any]:
+        return {
+            "name": item.name,
+            "url": self.links.topic_url(item.slug),
+            "line": momentum_line(item.momentum, universe),
+            "chart": _chart(item.momentum, labels),
+        }
+
+    def _section(
+        self,
+        section: TopicSection,
+        papers: tuple[DigestPaper, ...],
+        collapsed: bool,
+        labels: list[str],
+        universe: str,
+    ) -> dict[str, Any]:
+        m = section.momentum
+        return {
+            "s": {
+                "name": section.name,
+                "url": self.links.topic_url(section.slug),
+                "line": momentum_line(m, universe) if m is not None else "",
+                "chart": _chart(m, labels) if m is not None and not collapsed else None,
+                "papers": [self._paper(p, p.id in section.alert_hits) for p in papers],
+                "total": section.total,
+                "more": section.total - len(papers),
+                "collapsed": collapsed,
+            }
+        }
+
+    def _alerts(self, alerts: tuple[AlertInfo, ...]) -> dict[str, Any]:
+        papers = [
+            {"query": a.query, "papers": [self._paper(p, False) for p in a.papers]} for a in alerts
+        ]
+        return {"alerts": papers}
+
+    def _paper(self, paper: DigestPaper, alert: bool) -> dict[str, Any]:
+        names = list(paper.authors[:_MAX_AUTHORS])
+        extra = len(paper.authors) - len(names)
+        return {
+            "title": _one_line(paper.title),
+            "url": self.links.paper_url(paper.id, paper.url),
+            "authors": ", ".join(names) + (f" +{extra}" if extra > 0 else ""),
+            "category": paper.primary_category,
+            "date": _day(paper.published),
+            "alert": alert,
+        }
+
+
+def render_digest(digest: Digest, *, links: DigestLinks, identity: MailIdentity) -> dict[str, Any]:
+    """Render one digest (no shared cache); use one `DigestRenderer` for a whole run."""
+    return DigestRenderer(links=links, identity=identity, cache_size=256).render(digest)
+
+
+def subject_of(digest: Digest) -> str:
+    """One line, no CR/LF: the week and the headline."""
+    head = f"papertide weekly, {digest.week}"
+    if digest.quiet:
+        return f"{head}: a quiet week"
+    spiking = digest.followed_spikes
+    if spiking:
+        names = ", ".join(s.name for s in spiking[:2])
+        more = f" and {len(spiking) - 2} more" if len(spiking) > 2 else ""
+        verb = "is" if len(spiking) == 1 else "are"
+        return _one_line(f"{head}: {names}{more} {verb} spiking")
+    total = sum(s.total for s in digest.sections)
+    papers = "paper" if total == 1 else "papers"
+    return f"{head}: {total} new {papers} in your topics"
+
+
+def _render(name: str, ext: str, context: dict[str, Any]) -> str:
+    if ext == "txt":
+        return _TEXT_ENV.get_template(f"email/{name}.txt.j2").render(**context)
+    raw = _HTML_ENV.get_template(f"email/{name}.html.j2").render(**context)
+    return str(_INLINER.inline_fragment(raw, _CSS))
+
+
+@functools.lru_cache(maxsize=16)
+def _domain_of(mail_from: str) -> str:
+    return parseaddr(mail_from)[1].rpartition("@")[2] or "localhost"
+
+
+def _day(instant: datetime) -> str:
+    return f"{_MONTHS[instant.month - 1]} {instant.day}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _chart(m: Momentum, labels: list[str]) -> dict[str, Any]:
+    peak = max(m.weekly, default=0) or 1
+    bars = [
+        {"height": max(1, round(CHART_HEIGHT_PX * n / peak)), "count": n, "label": label}
+        for n, label in zip(m.weekly, labels, strict=True)
+    ]
+    alt = f"Papers per week, {labels[0]} to {labels[-1]}: " + ", ".join(str(n) for n in m.weekly)
+    return {"bars": bars, "alt": alt, "first": labels[0], "last": labels[-1]}

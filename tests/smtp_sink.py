@@ -1,0 +1,66 @@
+"""A real SMTP server (aiosmtpd) on 127.0.0.1, port 0, in the test's own event loop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from typing import Any
+
+from aiosmtpd.smtp import SMTP
+
+
+class SinkHandler:
+    """Records every message; `rcpt_replies` / `data_reply` script refusals by address."""
+
+    def __init__(self) -> None:
+        self.envelopes: list[Any] = []
+        self.rcpt_replies: dict[str, str] = {}
+        self.data_reply: str | None = None
+        self.protocols: list[SMTP] = []
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # type: ignore[no-untyped-def]
+        if address in self.rcpt_replies:
+            return self.rcpt_replies[address]
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope):  # type: ignore[no-untyped-def]
+        if self.data_reply:
+            return self.data_reply
+        self.envelopes.append(envelope)
+        return "250 2.0.0 queued as 42"
+
+    @property
+    def messages(self) -> list[EmailMessage]:
+        return [
+            message_from_bytes(e.original_content, policy=policy.default)  # type: ignore[misc]
+            for e in self.envelopes
+        ]
+
+    def drop_connections(self) -> None:
+        """Close every open client connection, as a relay dropping idle links would."""
+        for proto in self.protocols:
+            if proto.transport is not None:
+                proto.transport.close()
+
+
+@asynccontextmanager
+async def smtp_sink() -> AsyncIterator[tuple[SinkHandler, int]]:
+    handler = SinkHandler()
+
+    def factory() -> SMTP:
+        proto = SMTP(handler, hostname="sink.test", decode_data=False)
+        handler.protocols.append(proto)
+        return proto
+
+    server = await asyncio.get_running_loop().create_server(factory, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield handler, port
+    finally:
+        server.close()
+        handler.drop_connections()
+        await server.wait_closed()
