@@ -2,7 +2,7 @@
 
 `DigestLinks` is what rendering consumes; `PublicLinks` builds absolute URLs from
 `Settings.public_url` and an injected `token_for(recipient, purpose)` callable
-(`bot.tokens` in production, anything in tests).
+(`links_for` signs with `bot.tokens` for the web app's routes; tests pass their own).
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from email.utils import parseaddr
 from typing import Protocol
 from urllib.parse import quote
 
+from bot.config import Settings
+from bot.tokens import make_token
 from digests.build import Recipient
 
 TokenFor = Callable[[Recipient, str], str]
@@ -46,8 +48,8 @@ class PublicLinks:
         token_for: TokenFor,
         *,
         mail_from: str,
-        unsubscribe_path: str = "/email/unsubscribe/{token}",
-        manage_path: str = "/email/manage/{token}",
+        unsubscribe_path: str = "/unsubscribe/{token}",
+        manage_path: str = "/manage/{token}",
         topic_path: str = "/topics/{slug}",
     ) -> None:
         self._base = public_url.rstrip("/")
@@ -77,14 +79,10 @@ class PublicLinks:
         return url or f"https://arxiv.org/abs/{quote(paper_id, safe='/.')}"
 
 
-def signed_token_for(secret_key: str) -> TokenFor:
-    """A stand-in `token_for` (itsdangerous, salted per purpose) until `bot.tokens` is wired.
-
-    The web app owns verification; the lead replaces this with the web's own signer.
-    """
-    from itsdangerous import URLSafeSerializer
+def links_for(settings: Settings) -> PublicLinks:
+    """The production links: the web app's routes, tokens signed by `bot.tokens`."""
 
     def token_for(recipient: Recipient, purpose: str) -> str:
-        return str(URLSafeSerializer(secret_key, salt=f"papertide-{purpose}").dumps(recipient.id))
+        return make_token(settings, person_id=recipient.id, email=recipient.email, purpose=purpose)
 
-    return token_for
+    return PublicLinks(settings.public_url, token_for, mail_from=settings.mail_from)

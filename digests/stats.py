@@ -23,6 +23,7 @@ from digests.momentum import (
     archive_of,
     chart_weeks,
     compute_momentum,
+    momentum_line,
     momentum_windows,
     universe_phrase,
 )
@@ -127,3 +128,20 @@ async def load_momentum_and_universe(
         rule=SpikeRule.from_settings(settings),
     )
     return momentum, universe
+
+
+async def load_topic_momentum(
+    *, session: AsyncSession, slug: str, as_of: datetime, settings: Settings
+) -> dict[str, Any] | None:
+    """One topic's momentum JSON plus its sentence (`line`), for the web page and chat.
+
+    The spike test is corrected across every topic, so all topics are computed; callers
+    that ask often (the web page) cache the result.
+    """
+    momentum, universe = await load_momentum_and_universe(
+        session=session, as_of=as_of, settings=settings
+    )
+    found = momentum.get(slug)
+    if found is None:
+        return None
+    return {**found.to_json(), "line": momentum_line(found, universe)}

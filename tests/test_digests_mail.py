@@ -80,21 +80,20 @@ async def test_digest_arrives_as_multipart_alternative_with_rfc8058_headers() ->
     assert mail["Message-ID"].endswith("@pt.example.org>")
     assert mail["List-Id"] == "papertide weekly digest <digest.pt.example.org>"
     assert mail["List-Unsubscribe"] == (
-        "<https://pt.example.org/email/unsubscribe/unsubscribe-tok-1>, "
+        "<https://pt.example.org/unsubscribe/unsubscribe-tok-1>, "
         "<mailto:digest@pt.example.org?subject=unsubscribe%20unsubscribe-tok-1>"
     )
     assert mail["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
     raw = sink.envelopes[0].original_content
     # No header is folded: each one sits on a single line of the wire format.
     assert (
-        b"List-Unsubscribe: <https://pt.example.org/email/unsubscribe/unsubscribe-tok-1>, <mailto:"
-        in raw
+        b"List-Unsubscribe: <https://pt.example.org/unsubscribe/unsubscribe-tok-1>, <mailto:" in raw
     )
     text = mail.get_body(("plain",)).get_content()
     html = mail.get_body(("html",)).get_content()
-    assert "https://pt.example.org/email/unsubscribe/unsubscribe-tok-1" in text
-    assert 'href="https://pt.example.org/email/unsubscribe/unsubscribe-tok-1"' in html
-    assert 'href="https://pt.example.org/email/manage/manage-tok-1"' in html
+    assert "https://pt.example.org/unsubscribe/unsubscribe-tok-1" in text
+    assert 'href="https://pt.example.org/unsubscribe/unsubscribe-tok-1"' in html
+    assert 'href="https://pt.example.org/manage/manage-tok-1"' in html
     assert 'href="https://pt.example.org/topics/rl-for-llm-agents"' in html
     assert 'href="https://arxiv.org/abs/2609.00000"' in html
     # Hostile paper text is escaped in HTML, and left as plain text in the text part.

@@ -40,7 +40,7 @@ def test_thirty_topics_stay_under_the_gmail_clip_with_view_all_links() -> None:
     assert len(html.encode()) <= MAX_HTML_BYTES
     assert "View all" in html
     assert html.count("https://pt.example.org/topics/") >= 30  # every topic still linked
-    assert 'href="https://pt.example.org/email/unsubscribe/unsubscribe-1"' in html
+    assert 'href="https://pt.example.org/unsubscribe/unsubscribe-1"' in html
     assert "Papers per week, Jul 6 to Sep 21:" in html  # chart alt text
     # The text part is not clipped: every topic with its "and N more" link.
     assert payload["text"].count("and 32 more: https://pt.example.org/topics/") == 30

@@ -20,7 +20,7 @@ from bot.config import Settings
 from bot.store.models import Person
 from bot.timeutil import utcnow
 from digests.build import build_digest
-from digests.links import DigestLinks, PublicLinks, signed_token_for
+from digests.links import DigestLinks, links_for
 from digests.load import load_recipients, load_week
 from digests.momentum import DigestError, last_complete_week, parse_iso_week
 from digests.render import MailIdentity, render_digest
@@ -30,8 +30,7 @@ from digests.schedule import WeekRun, enqueue_week
 
 def make_links(settings: Settings) -> DigestLinks:
     """The links every digest carries; the composition root may pass its own."""
-    token_for = signed_token_for(settings.secret_key.get_secret_value())
-    return PublicLinks(settings.public_url, token_for, mail_from=settings.mail_from)
+    return links_for(settings)
 
 
 async def _preview(settings: Settings, email: str | None, week: str) -> dict[str, object]:

@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -17,6 +18,8 @@ from bot.dates import DateParseError, parse_date
 from bot.poll import PollResult, prepare_store, run_backfill, run_poll
 from bot.sources.status import collect_status, describe
 from bot.timeutil import utcnow
+from digests.momentum import momentum_line
+from digests.stats import load_momentum_and_universe
 
 _SOURCES_OPTION = typer.Option(None, "--source", help="Source name (repeatable).")
 
@@ -71,22 +74,40 @@ def register(app: typer.Typer) -> None:
     @topics.command("list")
     def topics_list(
         as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+        as_of: str | None = typer.Option(
+            None, "--as-of", help="Momentum as of this date (default: now)."
+        ),
     ) -> None:
-        """List the topics with their query and how many papers they hold."""
+        """List the topics with their paper counts and momentum (last four weeks)."""
+        try:
+            when = parse_date(as_of) if as_of else utcnow()
+        except DateParseError as exc:
+            fail(f"--as-of: {exc}")
+        settings = load_settings()
 
-        async def go() -> list[dict[str, Any]]:
-            async with open_app(load_settings()) as ctx:
+        async def go() -> tuple[list[dict[str, Any]], str]:
+            async with open_app(settings) as ctx:
                 await prepare_store(ctx)
                 async with ctx.sessions() as session:
-                    return await list_topics(session=session)
+                    rows = await list_topics(session=session)
+                    momentum, universe = await load_momentum_and_universe(
+                        session=session, as_of=when, settings=settings
+                    )
+            for row in rows:
+                found = momentum.get(row["slug"])
+                row["momentum"] = found.to_json() if found else None
+                row["momentum_line"] = momentum_line(found, universe) if found else ""
+            return rows, universe
 
-        rows = run(go())
+        rows, _universe = run(go())
         if as_json:
             print_json(rows)
             return
-        table = Table("slug", "name", "papers", "query", box=None)
+        table = Table("slug", "name", "papers", "momentum", box=None)
         for row in rows:
-            table.add_row(row["slug"], row["name"], str(row["papers"]), row["query"])
+            spiking = row["momentum"] and row["momentum"]["spiking"]
+            line = ("[bold red]spiking[/] " if spiking else "") + escape(row["momentum_line"])
+            table.add_row(row["slug"], escape(row["name"]), str(row["papers"]), line)
         Console().print(table)
 
     @app.command("backfill")
