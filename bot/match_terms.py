@@ -58,12 +58,15 @@ def pattern_matches(pattern: Pattern, text: PaperText) -> bool:
             return any(c.startswith(found[0]) for c in text.categories)
         return found[0] in text.category_keys
     tokens = text.tokens(field)
+    if len(found) == 1 and not pattern.prefix and field != "au":
+        return found[0] in tokens  # the common case: one word
     # Cheap rejections first: the words that must appear exactly (given names of an
     # author may be initials, so only the surname counts there).
     must = found[-pattern.surname :] if field == "au" else found
-    if any(w not in tokens for w in (must[:-1] if pattern.prefix else must)):
-        return False
-    if pattern.prefix and not any(t.startswith(found[-1]) for t in tokens):
+    for word in must[:-1] if pattern.prefix else must:
+        if word not in tokens:
+            return False
+    if pattern.prefix and not text.has_prefix(field, found[-1]):
         return False
     if field == "au":
         return any(_name_in(pattern, seg) for seg in text.segments("au"))
@@ -123,14 +126,22 @@ Tree: TypeAlias = "int | tuple[bool, tuple[Tree, ...], tuple[Tree, ...]]"
 
 
 def holds(tree: Tree, test: Callable[[int], bool]) -> bool:
-    if isinstance(tree, int):
+    """Evaluate a compiled tree; `test` says whether a leaf (pattern id) matches."""
+    # Plain loops and leaves tested inline, not any()/all() and recursion: this runs
+    # for every candidate query of every paper.
+    if type(tree) is int:
         return test(tree)
-    is_or, items, excluded = tree
+    is_or, items, excluded = tree  # type: ignore[misc]
+    for item in items:
+        hit = test(item) if type(item) is int else holds(item, test)
+        if hit is is_or:
+            return is_or  # OR: one is enough; AND: one miss is enough
     if is_or:
-        return any(holds(item, test) for item in items)
-    return all(holds(item, test) for item in items) and not any(
-        holds(item, test) for item in excluded
-    )
+        return False
+    for item in excluded:  # noqa: SIM110
+        if test(item) if type(item) is int else holds(item, test):
+            return False
+    return True
 
 
 def positive_leaves(tree: Tree) -> list[int]:
@@ -139,29 +150,48 @@ def positive_leaves(tree: Tree) -> list[int]:
     return [leaf for item in tree[1] for leaf in positive_leaves(item)]
 
 
-def fired_terms(node: Node, text: PaperText) -> tuple[str, ...] | None:
-    """The per-query baseline: evaluate one tree on one paper, no index, no sharing.
+class BaselineQuery:
+    """The straightforward per-query evaluator: one tree, checked term by term.
 
-    Returns the positive terms that fired (as written) when the query matches, else None.
+    No index and nothing shared between queries; the engine must agree with it on
+    every paper (tests and bench/match.py check that).
     """
-    terms: list[Term] = []
 
-    def leaf(term: Term) -> int:
-        terms.append(term)
-        return len(terms) - 1
+    __slots__ = ("labels", "patterns", "tree")
 
-    tree = compile_tree(node, leaf)
-    patterns = [compile_term(term) for term in terms]
-    hits = [pattern_matches(pattern, text) for pattern in patterns]
-    if not holds(tree, hits.__getitem__):
-        return None
-    label: dict[Pattern, str] = {}
-    for pattern, term in zip(patterns, terms, strict=True):
-        label.setdefault(pattern, term_label(term))
-    return unique(label[patterns[i]] for i in positive_leaves(tree) if hits[i])
+    def __init__(self, node: Node) -> None:
+        terms: list[Term] = []
+
+        def leaf(term: Term) -> int:
+            terms.append(term)
+            return len(terms) - 1
+
+        self.tree = compile_tree(node, leaf)
+        self.patterns = [compile_term(term) for term in terms]
+        first: dict[Pattern, str] = {}
+        for pattern, term in zip(self.patterns, terms, strict=True):
+            first.setdefault(pattern, term_label(term))
+        self.labels = [first[pattern] for pattern in self.patterns]
+
+    def fired(self, text: PaperText) -> tuple[str, ...] | None:
+        """The positive terms that fired if the query matches the paper, else None."""
+        patterns = self.patterns
+
+        def test(i: int) -> bool:
+            return pattern_matches(patterns[i], text)
+
+        if not holds(self.tree, test):
+            return None
+        return unique(self.labels[i] for i in positive_leaves(self.tree) if test(i))
+
+
+def fired_terms(node: Node, text: PaperText) -> tuple[str, ...] | None:
+    """Evaluate one tree on one paper with the baseline (see BaselineQuery)."""
+    return BaselineQuery(node).fired(text)
 
 
 def compile_tree(node: Node, leaf: Callable[[Term], int]) -> Tree:
+    """The tree with each Term replaced by the id `leaf` gives it."""
     if isinstance(node, Term):
         return leaf(node)
     if isinstance(node, Or):
@@ -172,4 +202,5 @@ def compile_tree(node: Node, leaf: Callable[[Term], int]) -> Tree:
 
 
 def unique(values: Iterable[str]) -> tuple[str, ...]:
+    """Values in first-seen order, without repeats."""
     return tuple(dict.fromkeys(values))

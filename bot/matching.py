@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
@@ -50,6 +51,7 @@ from bot.types import Author, Match, MatchKind, PaperRecord
 log = logging.getLogger(__name__)
 
 _PREFIX_CACHE_LIMIT = 200_000
+NAME_KEYS = "au:name"  # the key space of (surname, first initial) pairs
 
 
 def _pattern_cost(pattern: Pattern) -> int:
@@ -63,15 +65,35 @@ def _pattern_cost(pattern: Pattern) -> int:
     return 300 if pattern.prefix else max(5, 40 - len(pattern.words[0]))
 
 
-def _index_key(pattern: Pattern) -> tuple[str, bool]:
-    """A word every matching paper contains in the field: (word, is_prefix)."""
-    if pattern.field == "cat":
-        return pattern.words[0], pattern.prefix
-    found = pattern.words[-pattern.surname :] if pattern.field == "au" else pattern.words
+def _index_key(pattern: Pattern) -> tuple[str, str, bool]:
+    """Where to index a pattern: (key space, key, is_prefix).
+
+    The key is something every paper the pattern matches has: an exact word of the
+    field, a prefix of one, or for a name with a given name the `surname initial` pair
+    (`wu y`) that PaperText.name_keys lists, so `au:"Yi Wu"` is not a candidate for
+    every paper by some Wu.
+    """
+    field, found = pattern.field, pattern.words
+    if field == "cat":
+        return field, found[0], pattern.prefix
+    if field == "au":
+        cut = len(found) - pattern.surname
+        if cut and not pattern.prefix:
+            return NAME_KEYS, f"{found[cut]} {found[0][0]}", False
+        found = found[cut:]
     exact = found[:-1] if pattern.prefix else found
     if exact:
-        return max(exact, key=len), False
-    return found[-1], True
+        return field, max(exact, key=len), False
+    # Title and abstract prefixes share one space: each paper word is looked up once.
+    return ("all" if field in ("ti", "abs") else field), found[-1], True
+
+
+def _paper_keys(text: PaperText, space: str) -> frozenset[str]:
+    if space == "cat":
+        return text.category_keys
+    if space == NAME_KEYS:
+        return text.name_keys
+    return text.tokens(space)
 
 
 def topic_query(query: str, categories: Sequence[str]) -> Node | None:
@@ -94,6 +116,7 @@ class _Query:
     tree: Tree
     labels: dict[int, str]  # pattern id -> the term as the user wrote it
     anchors: frozenset[int]
+    positive: tuple[int, ...]  # pattern ids outside exclusions, for Match.terms
     uses: Counter[int]  # pattern id -> how often this query uses it
 
 
@@ -106,15 +129,17 @@ class MatchEngine:
         self._uses: Counter[int] = Counter()
         self._next_id = 0
         self._queries: dict[tuple[MatchKind, int], _Query] = {}
-        self._direct: dict[int, set[tuple[MatchKind, int]]] = {}  # query == one pattern
+        # pattern id -> queries that are just that pattern -> their Match.terms
+        self._direct: dict[int, dict[tuple[MatchKind, int], tuple[str]]] = {}
         self._nested: dict[int, set[tuple[MatchKind, int]]] = {}  # pattern anchors a tree
-        self._exact: dict[str, dict[str, set[int]]] = {}  # field -> word -> pattern ids
+        # key space (field, or NAME_KEYS) -> word -> pattern ids
+        self._sure: dict[str, dict[str, set[int]]] = {}  # match whenever the word is there
+        self._exact: dict[str, dict[str, set[int]]] = {}  # to verify (phrases, names)
         self._prefix: dict[str, dict[str, set[int]]] = {}  # field -> prefix -> pattern ids
         self._prefix_lengths: dict[str, Counter[int]] = {}
         # field -> paper word -> pattern ids whose prefix it starts with (vocabularies
         # are Zipf-skewed, so most words of a paper were seen before)
         self._prefix_cache: dict[str, dict[str, tuple[int, ...]]] = {}
-        self._anchoring: Counter[int] = Counter()  # pattern id -> queries it anchors
 
     def __len__(self) -> int:
         return len(self._queries)
@@ -140,55 +165,57 @@ class MatchEngine:
         return self._remove((MatchKind.TOPIC, topic_id))
 
     def match(self, paper: PaperRecord) -> list[Match]:
-        """Every topic and alert the paper matches, with the terms that fired."""
+        """Every topic and alert the paper matches (in no particular order), with the
+        terms that fired."""
         text = PaperText(paper)
-        known: dict[int, bool] = {}
+        sure, check = self._candidates(text)
+        # Every pattern is indexed, so after this `true` holds exactly the patterns
+        # the paper matches: evaluating a query is then set lookups, no text work.
+        true = set(sure)
         patterns = self._patterns
-
-        def test(pid: int) -> bool:
-            hit = known.get(pid)
-            if hit is None:
-                hit = known[pid] = pattern_matches(patterns[pid], text)
-            return hit
-
+        for pid in set(check).difference(true):
+            if pattern_matches(patterns[pid], text):
+                true.add(pid)
+        paper_id = paper.id
         found: list[Match] = []
         nested: set[tuple[MatchKind, int]] = set()
-        for pid in self._candidates(text):
-            if pid in known or not test(pid):
-                continue
-            for kind, ref_id in self._direct.get(pid, ()):
-                label = self._queries[kind, ref_id].labels[pid]
-                found.append(Match(paper.id, kind, ref_id, (label,)))
-            nested.update(self._nested.get(pid, ()))
+        direct, anchored = self._direct, self._nested
+        for pid in true:
+            if pid in direct:
+                found += [Match(paper_id, k, r, label) for (k, r), label in direct[pid].items()]
+            if pid in anchored:
+                nested |= anchored[pid]
+        queries, test = self._queries, true.__contains__
         for key in nested:
-            query = self._queries[key]
+            query = queries[key]
             if holds(query.tree, test):
-                terms = unique(query.labels[i] for i in positive_leaves(query.tree) if test(i))
-                found.append(Match(paper.id, key[0], key[1], terms))
-        found.sort(key=lambda m: (m.kind, m.ref_id))
+                terms = unique(query.labels[i] for i in query.positive if i in true)
+                found.append(Match(paper_id, key[0], key[1], terms))
         return found
 
-    def _candidates(self, text: PaperText) -> list[int]:
-        """Anchor patterns whose index word the paper has (exact words, then prefixes)."""
-        hits: list[int] = []
-        for name, index in self._exact.items():
-            keys = text.category_keys if name == "cat" else text.tokens(name)
-            for word in index.keys() & keys:
-                hits.extend(index[word])
-        for name, index in self._prefix.items():
-            cache = self._prefix_cache.setdefault(name, {})
+    def _candidates(self, text: PaperText) -> tuple[list[int], list[int]]:
+        """Anchor patterns whose index key the paper has: (sure to match, to verify)."""
+        sure: list[int] = []
+        for space, index in self._sure.items():
+            for word in index.keys() & _paper_keys(text, space):
+                sure.extend(index[word])
+        check: list[int] = []
+        for space, index in self._exact.items():
+            for word in index.keys() & _paper_keys(text, space):
+                check.extend(index[word])
+        for space, index in self._prefix.items():
+            cache = self._prefix_cache.setdefault(space, {})
             if len(cache) > _PREFIX_CACHE_LIMIT:
                 cache.clear()
-            lengths = self._prefix_lengths[name]
-            words_ = text.categories if name == "cat" else text.tokens(name)
-            for word in words_:
+            lengths = self._prefix_lengths[space]
+            for word in text.categories if space == "cat" else text.tokens(space):
                 found = cache.get(word)
                 if found is None:
                     found = cache[word] = tuple(
                         pid for n in lengths if n <= len(word) for pid in index.get(word[:n], ())
                     )
-                hits.extend(found)
-        return hits
+                check.extend(found)
+        return sure, check
 
     def _add(self, kind: MatchKind, ref_id: int, node: Node) -> None:
         key = (kind, ref_id)
@@ -204,31 +231,31 @@ class MatchEngine:
 
         tree = compile_tree(node, leaf)
         anchors = frozenset(self._anchors(tree))
-        self._queries[key] = _Query(kind, ref_id, tree, labels, anchors, uses)
-        table = self._direct if isinstance(tree, int) else self._nested
+        positive = tuple(dict.fromkeys(positive_leaves(tree)))
+        self._queries[key] = _Query(kind, ref_id, tree, labels, anchors, positive, uses)
         for pid in anchors:
-            table.setdefault(pid, set()).add(key)
-            self._anchoring[pid] += 1
-            if self._anchoring[pid] == 1:
-                self._index(pid, add=True)
+            if isinstance(tree, int):
+                self._direct.setdefault(pid, {})[key] = (labels[pid],)
+            else:
+                self._nested.setdefault(pid, set()).add(key)
 
     def _remove(self, key: tuple[MatchKind, int]) -> bool:
         query = self._queries.pop(key, None)
         if query is None:
             return False
-        table = self._direct if isinstance(query.tree, int) else self._nested
+        table: dict[int, Any] = self._direct if isinstance(query.tree, int) else self._nested
         for pid in query.anchors:
             keys = table[pid]
-            keys.discard(key)
+            if isinstance(keys, set):
+                keys.discard(key)
+            else:
+                del keys[key]
             if not keys:
                 del table[pid]
-            self._anchoring[pid] -= 1
-            if not self._anchoring[pid]:
-                del self._anchoring[pid]
-                self._index(pid, add=False)
         for pid, count in query.uses.items():
             self._uses[pid] -= count
             if not self._uses[pid]:
+                self._index(pid, add=False)
                 del self._uses[pid], self._ids[self._patterns.pop(pid)]
         return True
 
@@ -238,6 +265,7 @@ class MatchEngine:
             pid = self._ids[pattern] = self._next_id
             self._patterns[pid] = pattern
             self._next_id += 1
+            self._index(pid, add=True)
         self._uses[pid] += 1
         return pid
 
@@ -253,9 +281,11 @@ class MatchEngine:
 
     def _index(self, pid: int, *, add: bool) -> None:
         pattern = self._patterns[pid]
-        word, is_prefix = _index_key(pattern)
-        field = pattern.field
-        table = (self._prefix if is_prefix else self._exact).setdefault(field, {})
+        field, word, is_prefix = _index_key(pattern)
+        # One word that is the whole pattern: finding the word IS the match.
+        sure = not is_prefix and len(pattern.words) == 1 and field == pattern.field
+        tables = self._prefix if is_prefix else self._sure if sure else self._exact
+        table = tables.setdefault(field, {})
         if is_prefix:
             self._prefix_cache.pop(field, None)  # O(1): a fresh cache refills lazily
             self._prefix_lengths.setdefault(field, Counter())[len(word)] += 1 if add else -1

@@ -29,6 +29,7 @@ The tree is normalized: an AND level keeps its included and excluded parts apart
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from bot.errors import QueryError
@@ -42,7 +43,8 @@ MIN_PREFIX = 2
 FIELDS = frozenset({"ti", "abs", "au", "cat", "co", "jr", "all", "aff"})
 DEFAULT_FIELD = "all"
 OPERATORS = frozenset({"AND", "OR", "ANDNOT", "NOT"})
-_SPECIAL = frozenset('()"')
+# A fixed, linear pattern (no user input in it): a run up to space, paren or quote.
+_WORD = re.compile(r'[^\s()"]*')
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,9 +138,8 @@ def _lex(expr: str) -> list[_Tok]:
 
 
 def _word_end(expr: str, i: int) -> int:
-    while i < len(expr) and not expr[i].isspace() and expr[i] not in _SPECIAL:
-        i += 1
-    return i
+    found = _WORD.match(expr, i)
+    return found.end() if found else i
 
 
 def _read_term(expr: str, i: int, field: str) -> tuple[Term, int]:

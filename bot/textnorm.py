@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import sys
 import unicodedata
+from bisect import bisect_left
 from functools import cache
 
 from bot.types import PaperRecord
@@ -88,7 +89,10 @@ def latex_to_text(text: str) -> str:
     """LaTeX markup as plain text: commands resolved, math `$` and braces removed."""
     if "\\" in text:
         text = _LATEX_COMMAND.sub(_replace_command, text)
-    return text.translate(_LATEX_DROP)
+    # Most text has none of these; four substring scans are cheaper than a translate.
+    if "$" in text or "{" in text or "}" in text or "~" in text:
+        text = text.translate(_LATEX_DROP)
+    return text
 
 
 def fold(text: str) -> str:
@@ -122,7 +126,7 @@ class PaperText:
     name, one per affiliation… Phrases and names never match across two segments.
     """
 
-    __slots__ = ("_categories", "_keys", "_record", "_segments", "_tokens")
+    __slots__ = ("_categories", "_keys", "_names", "_record", "_segments", "_sorted", "_tokens")
 
     def __init__(self, record: PaperRecord) -> None:
         self._record = record
@@ -130,6 +134,8 @@ class PaperText:
         self._tokens: dict[str, frozenset[str]] = {}
         self._categories: tuple[str, ...] | None = None
         self._keys: frozenset[str] | None = None
+        self._names: frozenset[str] | None = None
+        self._sorted: dict[str, list[str]] = {}
 
     @property
     def paper_id(self) -> str:
@@ -148,6 +154,14 @@ class PaperText:
             found = self._tokens[field] = frozenset().union(*self.segments(field))
         return found
 
+    def has_prefix(self, field: str, prefix: str) -> bool:
+        """Whether some word of the field starts with `prefix` (binary search)."""
+        ordered = self._sorted.get(field)
+        if ordered is None:
+            ordered = self._sorted[field] = sorted(self.tokens(field))
+        at = bisect_left(ordered, prefix)
+        return at < len(ordered) and ordered[at].startswith(prefix)
+
     @property
     def categories(self) -> tuple[str, ...]:
         if self._categories is None:
@@ -161,6 +175,22 @@ class PaperText:
             cats = self.categories
             self._keys = frozenset(cats).union(c.split(".", 1)[0] for c in cats)
         return self._keys
+
+    @property
+    def name_keys(self) -> frozenset[str]:
+        """`word initial` for each author word and each initial of a word before it.
+
+        `Yi Wu` gives `wu y`: any name query with surname Wu and a given name (or
+        initial) Y must find this key, whoever else is called Wu.
+        """
+        if self._names is None:
+            self._names = frozenset(
+                f"{seg[i]} {seg[j][0]}"
+                for seg in self.segments("au")
+                for i in range(1, len(seg))
+                for j in range(i)
+            )
+        return self._names
 
     def _build(self, field: str) -> tuple[tuple[str, ...], ...]:
         paper = self._record
