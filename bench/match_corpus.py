@@ -14,272 +14,47 @@ from itertools import accumulate
 
 from bot.types import Author, PaperRecord
 
-_COMMON = [
-    "the",
-    "of",
-    "and",
-    "a",
-    "to",
-    "in",
-    "we",
-    "is",
-    "for",
-    "that",
-    "on",
-    "with",
-    "this",
-    "by",
-    "as",
-    "are",
-    "our",
-    "an",
-    "be",
-    "from",
-    "which",
-    "model",
-    "learning",
-    "method",
-    "results",
-    "approach",
-    "data",
-    "show",
-    "propose",
-    "based",
-    "can",
-    "using",
-    "performance",
-    "models",
-    "training",
-    "language",
-    "large",
-    "agents",
-    "agent",
-    "reinforcement",
-    "policy",
-    "task",
-    "tasks",
-    "framework",
-    "new",
-    "network",
-    "neural",
-    "problem",
-    "paper",
-    "study",
-    "set",
-    "two",
-    "time",
-    "such",
-    "these",
-]
-_DOMAIN = [
-    "grpo",
-    "alfworld",
-    "webshop",
-    "transformer",
-    "diffusion",
-    "retrieval",
-    "reasoning",
-    "benchmark",
-    "alignment",
-    "preference",
-    "reward",
-    "planner",
-    "robot",
-    "graph",
-    "kernel",
-    "bayesian",
-    "quantum",
-    "lattice",
-    "spectral",
-    "sparse",
-    "federated",
-    "privacy",
-    "adversarial",
-    "contrastive",
-    "multimodal",
-    "tokenizer",
-    "distillation",
-    "pruning",
-    "quantization",
-    "curriculum",
-    "exploration",
-    "offline",
-    "online",
-    "hierarchical",
-]
-_SYLLABLES = [
-    "ka",
-    "ri",
-    "to",
-    "mi",
-    "sa",
-    "ne",
-    "lo",
-    "pu",
-    "ve",
-    "da",
-    "zor",
-    "el",
-    "an",
-    "tik",
-    "ser",
-    "gon",
-    "mar",
-    "lis",
-    "qua",
-    "bri",
-    "fen",
-    "dol",
-    "rav",
-    "tem",
-    "cin",
-    "hal",
-    "jor",
-    "wex",
-    "uly",
-    "pon",
-    "sta",
-    "gre",
-    "vil",
-]
-_FIRST = [
-    "Yi",
-    "Wei",
-    "Li",
-    "Xin",
-    "Jun",
-    "Hao",
-    "Ming",
-    "Ana",
-    "José",
-    "Zoë",
-    "Çağatan",
-    "Łukasz",
-    "Søren",
-    "Émilie",
-    "Jürgen",
-    "Maria",
-    "John",
-    "Sarah",
-    "David",
-    "Priya",
-    "Arjun",
-    "Kenji",
-    "Yuki",
-    "Fatima",
-    "Omar",
-    "Olga",
-    "Ivan",
-    "Lucía",
-    "Mateo",
-    "Chloé",
-    "Noah",
-    "Emma",
-    "Liam",
-    "Mia",
-    "Ahmed",
-    "Aisha",
-    "Björn",
-    "Siobhán",
-    "Nguyen",
-    "Thanh",
-    "Hyun",
-    "Min",
-    "Ji",
-]
-_LAST = [
-    "Wu",
-    "Zhang",
-    "Wang",
-    "Li",
-    "Chen",
-    "Liu",
-    "Yang",
-    "Huang",
-    "Zhao",
-    "Zhou",
-    "Müller",
-    "Schmidt",
-    "García",
-    "Martínez",
-    "Rossi",
-    "Smith",
-    "Johnson",
-    "Brown",
-    "Kim",
-    "Park",
-    "Lee",
-    "Nguyen",
-    "Tran",
-    "Singh",
-    "Patel",
-    "Kumar",
-    "Sato",
-    "Suzuki",
-    "Tanaka",
-    "Ivanov",
-    "Petrov",
-    "Kowalski",
-    "Nowak",
-    "Dubois",
-    "Lefèvre",
-    "Jensen",
-    "Hansen",
-    "O'Brien",
-    "Demir",
-    "Yılmaz",
-    "Öztürk",
-    "Silva",
-    "Santos",
-    "Costa",
-    "Cohen",
-    "Levi",
-    "Novak",
-    "Horváth",
-]
-_PLACES = [
-    "Tsinghua",
-    "Stanford",
-    "Oxford",
-    "Toronto",
-    "Zürich",
-    "Paris",
-    "Kyoto",
-    "Berkeley",
-    "Delhi",
-    "São-Paulo",
-]
-CATEGORIES = [
-    "cs.LG",
-    "cs.AI",
-    "cs.CL",
-    "cs.CV",
-    "cs.RO",
-    "cs.IR",
-    "cs.CR",
-    "cs.NE",
-    "cs.MA",
-    "cs.SE",
-    "cs.DS",
-    "cs.DC",
-    "cs.HC",
-    "stat.ML",
-    "stat.ME",
-    "math.OC",
-    "math.PR",
-    "math.ST",
-    "quant-ph",
-    "hep-th",
-    "hep-ph",
-    "astro-ph.GA",
-    "astro-ph.CO",
-    "cond-mat.mtrl-sci",
-    "cond-mat.stat-mech",
-    "eess.SP",
-    "eess.SY",
-    "physics.optics",
-    "q-bio.NC",
-]
+
+def _split(text: str) -> list[str]:
+    return text.split()
+
+
+_COMMON = _split(
+    "the of and a to in we is for that on with this by as are our an be from which "
+    "model learning method results approach data show propose based can using "
+    "performance models training language large agents agent reinforcement policy "
+    "task tasks framework new network neural problem paper study set two time such "
+    "these"
+)
+_DOMAIN = _split(
+    "grpo alfworld webshop transformer diffusion retrieval reasoning benchmark "
+    "alignment preference reward planner robot graph kernel bayesian quantum lattice "
+    "spectral sparse federated privacy adversarial contrastive multimodal tokenizer "
+    "distillation pruning quantization curriculum exploration offline online "
+    "hierarchical"
+)
+_SYLLABLES = _split(
+    "ka ri to mi sa ne lo pu ve da zor el an tik ser gon mar lis qua bri fen dol rav "
+    "tem cin hal jor wex uly pon sta gre vil"
+)
+_FIRST = _split(
+    "Yi Wei Li Xin Jun Hao Ming Ana José Zoë Çağatan Łukasz Søren Émilie Jürgen Maria "
+    "John Sarah David Priya Arjun Kenji Yuki Fatima Omar Olga Ivan Lucía Mateo Chloé "
+    "Noah Emma Liam Mia Ahmed Aisha Björn Siobhán Nguyen Thanh Hyun Min Ji"
+)
+_LAST = _split(
+    "Wu Zhang Wang Li Chen Liu Yang Huang Zhao Zhou Müller Schmidt García Martínez "
+    "Rossi Smith Johnson Brown Kim Park Lee Nguyen Tran Singh Patel Kumar Sato Suzuki "
+    "Tanaka Ivanov Petrov Kowalski Nowak Dubois Lefèvre Jensen Hansen O'Brien Demir "
+    "Yılmaz Öztürk Silva Santos Costa Cohen Levi Novak Horváth"
+)
+_PLACES = "Tsinghua Stanford Oxford Toronto Zürich Paris Kyoto Berkeley Delhi São-Paulo"
+CATEGORIES = _split(
+    "cs.LG cs.AI cs.CL cs.CV cs.RO cs.IR cs.CR cs.NE cs.MA cs.SE cs.DS cs.DC cs.HC "
+    "stat.ML stat.ME math.OC math.PR math.ST quant-ph hep-th hep-ph astro-ph.GA "
+    "astro-ph.CO cond-mat.mtrl-sci cond-mat.stat-mech eess.SP eess.SY physics.optics "
+    "q-bio.NC"
+)
 _LATEX = (r"$\mu$P", r"$\alpha$-divergence", r"\emph{robust}", r"$O(n^2)$", r"Schr\"odinger")
 
 
@@ -298,10 +73,10 @@ class Vocabulary:
         self.words = list(seen)
         self.word_weights = _zipf(len(self.words))
         # People alert on specific terms, not on "model": the topical tail, mildly skewed.
-        self.topical = self.words[3000:]
+        self.topical = self.words[size // 10 :]
         self.topical_weights = _zipf(len(self.topical), 0.6)
         self.phrases = [
-            tuple(rng.choices(self.words[1000:20000], k=rng.choice((2, 2, 3))))
+            tuple(rng.choices(self.words[size // 30 : size * 2 // 3], k=rng.choice((2, 2, 3))))
             for _ in range(20_000)
         ]
         self.phrase_weights = _zipf(len(self.phrases), 1.0)

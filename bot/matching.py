@@ -144,6 +144,15 @@ class MatchEngine:
     def __len__(self) -> int:
         return len(self._queries)
 
+    def stats(self) -> dict[str, int]:
+        """Sizes, for diagnostics: queries, distinct patterns, index keys."""
+        tables = (*self._sure.values(), *self._exact.values(), *self._prefix.values())
+        return {
+            "queries": len(self._queries),
+            "patterns": len(self._patterns),
+            "index_keys": sum(len(table) for table in tables),
+        }
+
     def add_alert(self, alert_id: int, query: str | Node) -> None:
         """Add (or replace) one alert; raises QueryError when the query is malformed."""
         node = parse_query(query) if isinstance(query, str) else query
