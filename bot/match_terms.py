@@ -121,21 +121,24 @@ def _same_name(wanted: str, word: str) -> bool:
     )
 
 
-# A compiled query: a leaf is a pattern id; (is_or, items, excluded) otherwise.
-Tree: TypeAlias = "int | tuple[bool, tuple[Tree, ...], tuple[Tree, ...]]"
+# A compiled query: a leaf is a pattern id; otherwise (is_or, items, excluded, flat)
+# where `flat` says every item and exclusion is a leaf.
+Tree: TypeAlias = "int | tuple[bool, tuple[Tree, ...], tuple[Tree, ...], bool]"
 
 
 def holds(tree: Tree, test: Callable[[int], bool]) -> bool:
     """Evaluate a compiled tree; `test` says whether a leaf (pattern id) matches."""
-    # Plain loops and leaves tested inline, not any()/all() and recursion: this runs
-    # for every candidate query of every paper.
     if type(tree) is int:
         return test(tree)
-    is_or, items, excluded = tree  # type: ignore[misc]
+    is_or, items, excluded, flat = tree  # type: ignore[misc]
+    if flat:  # the common shape; with a set's __contains__ this loops in C
+        if is_or:
+            return any(map(test, items))
+        return all(map(test, items)) and not any(map(test, excluded))
+    # Plain loops, not generators: this runs for every candidate query of every paper.
     for item in items:
-        hit = test(item) if type(item) is int else holds(item, test)
-        if hit is is_or:
-            return is_or  # OR: one is enough; AND: one miss is enough
+        if (test(item) if type(item) is int else holds(item, test)) is is_or:
+            return is_or  # OR: one hit decides; AND: one miss decides
     if is_or:
         return False
     for item in excluded:  # noqa: SIM110
@@ -194,11 +197,16 @@ def compile_tree(node: Node, leaf: Callable[[Term], int]) -> Tree:
     """The tree with each Term replaced by the id `leaf` gives it."""
     if isinstance(node, Term):
         return leaf(node)
+    items: tuple[Tree, ...]
+    excluded: tuple[Tree, ...] = ()
     if isinstance(node, Or):
-        return (True, tuple(compile_tree(n, leaf) for n in node.items), ())
-    assert isinstance(node, And)
-    inc = tuple(compile_tree(n, leaf) for n in node.include)
-    return (False, inc, tuple(compile_tree(n, leaf) for n in node.exclude))
+        items = tuple(compile_tree(n, leaf) for n in node.items)
+    else:
+        assert isinstance(node, And)
+        items = tuple(compile_tree(n, leaf) for n in node.include)
+        excluded = tuple(compile_tree(n, leaf) for n in node.exclude)
+    flat = all(type(item) is int for item in (*items, *excluded))
+    return (isinstance(node, Or), items, excluded, flat)
 
 
 def unique(values: Iterable[str]) -> tuple[str, ...]:

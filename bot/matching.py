@@ -116,7 +116,7 @@ class _Query:
     tree: Tree
     labels: dict[int, str]  # pattern id -> the term as the user wrote it
     anchors: frozenset[int]
-    positive: tuple[int, ...]  # pattern ids outside exclusions, for Match.terms
+    positive: tuple[tuple[int, str], ...]  # (pattern id, label) outside exclusions
     uses: Counter[int]  # pattern id -> how often this query uses it
 
 
@@ -128,10 +128,13 @@ class MatchEngine:
         self._patterns: dict[int, Pattern] = {}
         self._uses: Counter[int] = Counter()
         self._next_id = 0
-        self._queries: dict[tuple[MatchKind, int], _Query] = {}
+        # Queries by a plain int slot: enum members hash in Python, ints in C.
+        self._slots: dict[tuple[MatchKind, int], int] = {}
+        self._queries: dict[int, _Query] = {}
+        self._next_slot = 0
         # pattern id -> queries that are just that pattern -> their Match.terms
-        self._direct: dict[int, dict[tuple[MatchKind, int], tuple[str]]] = {}
-        self._nested: dict[int, set[tuple[MatchKind, int]]] = {}  # pattern anchors a tree
+        self._direct: dict[int, dict[int, tuple[MatchKind, int, tuple[str]]]] = {}
+        self._nested: dict[int, set[int]] = {}  # pattern anchors a tree
         # key space (field, or NAME_KEYS) -> word -> pattern ids
         self._sure: dict[str, dict[str, set[int]]] = {}  # match whenever the word is there
         self._exact: dict[str, dict[str, set[int]]] = {}  # to verify (phrases, names)
@@ -187,19 +190,17 @@ class MatchEngine:
                 true.add(pid)
         paper_id = paper.id
         found: list[Match] = []
-        nested: set[tuple[MatchKind, int]] = set()
+        nested: set[int] = set()
         direct, anchored = self._direct, self._nested
-        for pid in true:
-            if pid in direct:
-                found += [Match(paper_id, k, r, label) for (k, r), label in direct[pid].items()]
-            if pid in anchored:
-                nested |= anchored[pid]
+        for pid in direct.keys() & true:  # iterates the (small) set `true`, in C
+            found += [Match(paper_id, k, r, terms) for k, r, terms in direct[pid].values()]
+        nested = nested.union(*[anchored[pid] for pid in anchored.keys() & true])
         queries, test = self._queries, true.__contains__
-        for key in nested:
-            query = queries[key]
+        for slot in nested:
+            query = queries[slot]
             if holds(query.tree, test):
-                terms = unique(query.labels[i] for i in query.positive if i in true)
-                found.append(Match(paper_id, key[0], key[1], terms))
+                terms = unique([label for i, label in query.positive if i in true])
+                found.append(Match(paper_id, query.kind, query.ref_id, terms))
         return found
 
     def _candidates(self, text: PaperText) -> tuple[list[int], list[int]]:
@@ -229,6 +230,8 @@ class MatchEngine:
     def _add(self, kind: MatchKind, ref_id: int, node: Node) -> None:
         key = (kind, ref_id)
         self._remove(key)
+        slot = self._slots[key] = self._next_slot
+        self._next_slot += 1
         labels: dict[int, str] = {}
         uses: Counter[int] = Counter()
 
@@ -240,25 +243,26 @@ class MatchEngine:
 
         tree = compile_tree(node, leaf)
         anchors = frozenset(self._anchors(tree))
-        positive = tuple(dict.fromkeys(positive_leaves(tree)))
-        self._queries[key] = _Query(kind, ref_id, tree, labels, anchors, positive, uses)
+        positive = tuple((i, labels[i]) for i in dict.fromkeys(positive_leaves(tree)))
+        self._queries[slot] = _Query(kind, ref_id, tree, labels, anchors, positive, uses)
         for pid in anchors:
             if isinstance(tree, int):
-                self._direct.setdefault(pid, {})[key] = (labels[pid],)
+                self._direct.setdefault(pid, {})[slot] = (kind, ref_id, (labels[pid],))
             else:
-                self._nested.setdefault(pid, set()).add(key)
+                self._nested.setdefault(pid, set()).add(slot)
 
     def _remove(self, key: tuple[MatchKind, int]) -> bool:
-        query = self._queries.pop(key, None)
-        if query is None:
+        slot = self._slots.pop(key, None)
+        if slot is None:
             return False
+        query = self._queries.pop(slot)
         table: dict[int, Any] = self._direct if isinstance(query.tree, int) else self._nested
         for pid in query.anchors:
             keys = table[pid]
             if isinstance(keys, set):
-                keys.discard(key)
+                keys.discard(slot)
             else:
-                del keys[key]
+                del keys[slot]
             if not keys:
                 del table[pid]
         for pid, count in query.uses.items():
@@ -282,7 +286,7 @@ class MatchEngine:
         """Patterns under which to index a query: one of them must match for it to."""
         if isinstance(tree, int):
             return {tree}
-        is_or, items, _ = tree
+        is_or, items, _, _ = tree
         options = [self._anchors(item) for item in items]
         if is_or:
             return set().union(*options)
