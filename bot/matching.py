@@ -4,18 +4,21 @@ How a paper is matched, and why it costs what the paper and its candidate querie
 cost, never what the total number of alerts costs:
 
 1. Every term of every query becomes a `Pattern` (folded words; interned, so 3,000
-   alerts on `GRPO` share one pattern, verified once per paper).
-2. Each query is indexed under a few *anchor* patterns: one pattern of the rarest
-   conjunct of an AND, every alternative of an OR. A query can only match if one of
-   its anchors matches (a query always needs a positive term, see bot.query).
-3. Each anchor pattern is indexed under one word that any paper it matches must
-   contain (an exact word, or a prefix for `agent*`). A paper's distinct words are
-   intersected with that word index (hash lookups; prefixes through a cached
-   per-word table), matching patterns are verified on the words (word boundaries,
-   phrases, author names), and only the queries they anchor are evaluated.
+   alerts on `GRPO` share one pattern, decided once per paper).
+2. Every pattern is indexed under one key that any paper it matches must have: an
+   exact word of its field, a word prefix (`agent*`), a category, or for names the
+   (surname, initial) pair. A paper's distinct words are intersected with these
+   hash tables (prefixes through a per-word cache); one-word patterns found there
+   match outright, phrases and names are verified on the paper's words (word
+   boundaries, one segment). The result is the exact set of patterns the paper has.
+3. Each query is listed under a few *anchor* patterns (every alternative of an OR,
+   the rarest-looking conjunct of an AND): a query can only match if an anchor does,
+   since a query always needs a positive term (see bot.query). Only the queries
+   anchored by the paper's patterns are evaluated, by set lookups.
 
-Adding or removing an alert touches only that alert's patterns and index entries.
-User input is never turned into a regular expression.
+The index is a token-hash equivalent of a multi-pattern automaton: it needs no
+rebuild, so adding or removing an alert touches only that alert's patterns and index
+entries. User input is never turned into a regular expression.
 """
 
 from __future__ import annotations
@@ -114,7 +117,6 @@ class _Query:
     kind: MatchKind
     ref_id: int
     tree: Tree
-    labels: dict[int, str]  # pattern id -> the term as the user wrote it
     anchors: frozenset[int]
     positive: tuple[tuple[int, str], ...]  # (pattern id, label) outside exclusions
     uses: Counter[int]  # pattern id -> how often this query uses it
@@ -244,7 +246,7 @@ class MatchEngine:
         tree = compile_tree(node, leaf)
         anchors = frozenset(self._anchors(tree))
         positive = tuple((i, labels[i]) for i in dict.fromkeys(positive_leaves(tree)))
-        self._queries[slot] = _Query(kind, ref_id, tree, labels, anchors, positive, uses)
+        self._queries[slot] = _Query(kind, ref_id, tree, anchors, positive, uses)
         for pid in anchors:
             if isinstance(tree, int):
                 self._direct.setdefault(pid, {})[slot] = (kind, ref_id, (labels[pid],))
