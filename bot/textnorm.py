@@ -1,0 +1,209 @@
+"""Text as the matcher sees it: LaTeX as text, accents folded, case folded, words.
+
+Papers and queries pass through the same functions, so whatever a user types is
+compared with what a paper says on equal terms:
+
+- LaTeX becomes text: `$\\mu$` -> `μ`, `\\emph{x}` -> `x`, `\\"o` -> `o`, `\\ss` -> `ss`.
+- Accents are folded (NFKD, combining marks dropped) and case is folded:
+  `Çağatan` -> `cagatan`, `Straße` -> `strasse`.
+- A word is a maximal run of letters and digits; everything else (spaces, hyphens,
+  punctuation, underscores) separates words. So `multi-turn` and `multi turn` are the
+  same two words, and `RL` is never found inside `URL`.
+
+Only fixed, linear regular expressions are used here; user input is never compiled.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from bisect import bisect_left
+from functools import cache
+
+from bot.types import PaperRecord
+
+# \name (letters) or \<one other character>; a letter command may swallow one space.
+_LATEX_COMMAND = re.compile(r"\\([A-Za-z]+|.)", re.DOTALL)
+_WORD = re.compile(r"[^\W_]+")
+
+_GREEK = {
+    name: chr(code)
+    for name, code in (
+        ("alpha", 0x3B1), ("beta", 0x3B2), ("gamma", 0x3B3), ("delta", 0x3B4),
+        ("epsilon", 0x3B5), ("varepsilon", 0x3B5), ("zeta", 0x3B6), ("eta", 0x3B7),
+        ("theta", 0x3B8), ("vartheta", 0x3B8), ("iota", 0x3B9), ("kappa", 0x3BA),
+        ("lambda", 0x3BB), ("mu", 0x3BC), ("nu", 0x3BD), ("xi", 0x3BE), ("pi", 0x3C0),
+        ("varpi", 0x3C0), ("rho", 0x3C1), ("varrho", 0x3C1), ("sigma", 0x3C3),
+        ("varsigma", 0x3C2), ("tau", 0x3C4), ("upsilon", 0x3C5), ("phi", 0x3C6),
+        ("varphi", 0x3C6), ("chi", 0x3C7), ("psi", 0x3C8), ("omega", 0x3C9),
+        ("Gamma", 0x393), ("Delta", 0x394), ("Theta", 0x398), ("Lambda", 0x39B),
+        ("Xi", 0x39E), ("Pi", 0x3A0), ("Sigma", 0x3A3), ("Upsilon", 0x3A5),
+        ("Phi", 0x3A6), ("Psi", 0x3A8), ("Omega", 0x3A9),
+    )
+}  # fmt: skip
+# Letters LaTeX spells as commands.
+_LETTERS = {
+    "ss": "ss", "o": "o", "O": "O", "ae": "ae", "AE": "AE", "oe": "oe", "OE": "OE",
+    "aa": "a", "AA": "A", "l": "l", "L": "L", "i": "i", "j": "j", "dh": "d", "th": "th",
+}  # fmt: skip
+# Accent commands: the accent is folded away anyway, so the command just disappears.
+_ACCENT_WORDS = frozenset({"c", "v", "u", "H", "k", "r", "d", "b", "t", "G", "U"})
+_ACCENT_MARKS = frozenset("\"'`^~=.")
+
+
+@cache
+def _fold_table() -> dict[int, str | None]:
+    """Combining marks dropped; built on first use (~70 ms), not at import."""
+    table: dict[int, str | None] = {
+        code: None for code in range(sys.maxunicode + 1) if unicodedata.combining(chr(code))
+    }
+    # Letters NFKD leaves whole but people write without the stroke.
+    for source, target in (
+        ("ø", "o"), ("đ", "d"), ("ł", "l"), ("ı", "i"), ("ð", "d"), ("þ", "th"),
+        ("æ", "ae"), ("œ", "oe"), ("ħ", "h"), ("ŧ", "t"), ("ŋ", "n"),
+    ):  # fmt: skip
+        table[ord(source)] = target
+    return table
+
+
+_LATEX_DROP = str.maketrans({"{": None, "}": None, "$": None, "~": " "})
+
+
+def _replace_command(found: re.Match[str]) -> str:
+    name = found.group(1)
+    if name in _GREEK:
+        return _GREEK[name]
+    if name in _LETTERS:
+        return _LETTERS[name]
+    if name in _ACCENT_WORDS or name in _ACCENT_MARKS:
+        return ""
+    if name == "\\" or name.isspace():
+        return " "
+    if len(name) == 1 and not name.isalpha():
+        return name  # \& \% \_ \$ \{ … stand for the character itself
+    return ""  # \emph, \textbf, \mathrm…: keep the argument, drop the command
+
+
+def latex_to_text(text: str) -> str:
+    """LaTeX markup as plain text: commands resolved, math `$` and braces removed."""
+    if "\\" in text:
+        text = _LATEX_COMMAND.sub(_replace_command, text)
+    # Most text has none of these; four substring scans are cheaper than a translate.
+    if "$" in text or "{" in text or "}" in text or "~" in text:
+        text = text.translate(_LATEX_DROP)
+    return text
+
+
+def fold(text: str) -> str:
+    """LaTeX resolved, accents stripped, case folded: the form every comparison uses."""
+    text = latex_to_text(text)
+    if text.isascii():
+        return text.lower()
+    text = unicodedata.normalize("NFKD", text).casefold()
+    return text.translate(_fold_table())
+
+
+def split_words(folded: str) -> list[str]:
+    """The words of already folded text (letters and digits; all else separates)."""
+    return _WORD.findall(folded)
+
+
+def words(text: str) -> list[str]:
+    """The folded words of raw text: `Multi-Turn $\\mu$P` -> ['multi', 'turn', 'μ', 'p']."""
+    return _WORD.findall(fold(text))
+
+
+def fold_category(category: str) -> str:
+    """arXiv categories compare case-insensitively: `cs.AI` -> `cs.ai`."""
+    return category.strip().lower()
+
+
+class PaperText:
+    """A paper's searchable fields as folded words, each field computed on first use.
+
+    A field is a tuple of segments (word tuples): one for the title, one per author
+    name, one per affiliation… Phrases and names never match across two segments.
+    """
+
+    __slots__ = ("_categories", "_keys", "_names", "_record", "_segments", "_sorted", "_tokens")
+
+    def __init__(self, record: PaperRecord) -> None:
+        self._record = record
+        self._segments: dict[str, tuple[tuple[str, ...], ...]] = {}
+        self._tokens: dict[str, frozenset[str]] = {}
+        self._categories: tuple[str, ...] | None = None
+        self._keys: frozenset[str] | None = None
+        self._names: frozenset[str] | None = None
+        self._sorted: dict[str, list[str]] = {}
+
+    @property
+    def paper_id(self) -> str:
+        return self._record.id
+
+    def segments(self, field: str) -> tuple[tuple[str, ...], ...]:
+        found = self._segments.get(field)
+        if found is None:
+            found = self._segments[field] = self._build(field)
+        return found
+
+    def tokens(self, field: str) -> frozenset[str]:
+        """Every word of a field (all its segments together)."""
+        found = self._tokens.get(field)
+        if found is None:
+            found = self._tokens[field] = frozenset().union(*self.segments(field))
+        return found
+
+    def has_prefix(self, field: str, prefix: str) -> bool:
+        """Whether some word of the field starts with `prefix` (binary search)."""
+        ordered = self._sorted.get(field)
+        if ordered is None:
+            ordered = self._sorted[field] = sorted(self.tokens(field))
+        at = bisect_left(ordered, prefix)
+        return at < len(ordered) and ordered[at].startswith(prefix)
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        if self._categories is None:
+            self._categories = tuple(fold_category(c) for c in self._record.categories)
+        return self._categories
+
+    @property
+    def category_keys(self) -> frozenset[str]:
+        """Categories and their archives: `cs.ai` gives `cs.ai` and `cs`."""
+        if self._keys is None:
+            cats = self.categories
+            self._keys = frozenset(cats).union(c.split(".", 1)[0] for c in cats)
+        return self._keys
+
+    @property
+    def name_keys(self) -> frozenset[str]:
+        """`word initial` for each author word and each initial of a word before it.
+
+        `Yi Wu` gives `wu y`: any name query with surname Wu and a given name (or
+        initial) Y must find this key, whoever else is called Wu.
+        """
+        if self._names is None:
+            self._names = frozenset(
+                f"{seg[i]} {seg[j][0]}"
+                for seg in self.segments("au")
+                for i in range(1, len(seg))
+                for j in range(i)
+            )
+        return self._names
+
+    def _build(self, field: str) -> tuple[tuple[str, ...], ...]:
+        paper = self._record
+        if field == "all":
+            return self.segments("ti") + self.segments("abs")
+        if field == "au":
+            return tuple(tuple(words(a.name)) for a in paper.authors)
+        if field == "aff":
+            return tuple(tuple(words(x)) for a in paper.authors for x in a.affiliations)
+        text = {
+            "ti": paper.title,
+            "abs": paper.abstract,
+            "co": paper.comment,
+            "jr": paper.journal_ref,
+        }[field]
+        return (tuple(words(text)),)
