@@ -18,9 +18,8 @@ from typing import Any
 
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
-from bot.store.models import AlertMatch, Paper, PaperTopic, Topic
+from bot.store.models import AlertMatch, Paper, PaperTopic
 from bot.timeutil import utcnow
 from bot.types import AnnounceType, Author, Match, MatchKind, PaperMatcher, PaperRecord
 
@@ -50,29 +49,6 @@ class IngestReport:
         self.unchanged += other.unchanged
         self.ignored += other.ignored
         self.new_matches += other.new_matches
-
-
-@dataclass(frozen=True)
-class CategoryMatcher:
-    """Stand-in matcher until the query engine is wired: a topic matches on categories."""
-
-    topics: tuple[tuple[int, frozenset[str]], ...]
-
-    def match(self, paper: PaperRecord) -> list[Match]:
-        cats = set(paper.categories)
-        return [
-            Match(paper.id, MatchKind.TOPIC, topic_id, tuple(sorted(cats & wanted)))
-            for topic_id, wanted in self.topics
-            if cats & wanted
-        ]
-
-
-async def load_category_matcher(*, session: AsyncSession) -> CategoryMatcher:
-    """A CategoryMatcher over the active topics in the store."""
-    rows = await session.execute(
-        select(col(Topic.id), col(Topic.categories)).where(col(Topic.active).is_(True))
-    )
-    return CategoryMatcher(tuple((int(tid), frozenset(cats)) for tid, cats in rows if tid))
 
 
 def clean_text(text: str) -> str:

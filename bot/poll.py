@@ -22,7 +22,8 @@ from bot.app import AppContext
 from bot.config import Settings
 from bot.errors import PapertideError
 from bot.http import HttpDeps, RateLimiter, build_client
-from bot.ingest import ingest_batch, load_category_matcher
+from bot.ingest import ingest_batch
+from bot.matching import load_engine
 from bot.sources.arxiv_api import ArxivApiSource
 from bot.sources.base import Batch, Source, SourceContext, StoredState, create_source
 from bot.store.models import SourceState, Topic
@@ -102,7 +103,7 @@ async def run_poll(
             stored = await session.get(SourceState, source_name)
             state = _snapshot(stored)
             categories = await poll_categories(session=session, settings=settings)
-            matcher = matcher or await load_category_matcher(session=session)
+            matcher = matcher or await load_engine(session=session)
         source = source or create_source(
             source_name, SourceContext(settings=settings, http=http, categories=categories)
         )

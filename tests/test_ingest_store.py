@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import select
 
-from bot.ingest import CategoryMatcher, ingest_batch
+from bot.ingest import ingest_batch
+from bot.matching import MatchEngine
 from bot.poll import run_poll
 from bot.sources.sample import load_sample
 from bot.store.models import Alert, AlertMatch, Paper, PaperTopic, Target, Topic
@@ -64,7 +65,7 @@ async def test_versions_crosslists_and_whitespace_collapse_into_one_paper(sessio
     cross = _paper(1, categories=("cs.AI",), announce_type=AnnounceType.CROSS)
     async with sessions() as session, session.begin():
         report = await ingest_batch(
-            session=session, records=[_paper(1), messy, cross], matcher=CategoryMatcher(())
+            session=session, records=[_paper(1), messy, cross], matcher=MatchEngine()
         )
     assert report.new == ["2606.01234"]
     async with sessions() as session:
@@ -121,7 +122,7 @@ async def test_sample_poll_is_idempotent_and_hands_new_matches_to_the_hook(
     second = await run_poll(
         settings=settings, sessions=sessions, source_name="sample", on_new_matches=hook
     )
-    assert first.new == await count_rows(sessions, "paper") == 616
+    assert first.new == await count_rows(sessions, "paper") == 742
     assert second.new == 0
     assert second.new_matches == 0
     assert len(seen) == first.new_matches == await count_rows(sessions, "paper_topic") > 0
@@ -135,7 +136,7 @@ def test_sample_is_relative_realistic_and_spikes_rl_for_llm_agents() -> None:
     now = datetime(2026, 9, 30, 12, 34, tzinfo=UTC)
     records, skipped = load_sample(now)
     assert skipped == []
-    assert len({r.id for r in records}) == 616
+    assert len({r.id for r in records}) == 742
     ages = [(now - r.published).days for r in records]
     assert min(ages) >= 0
     assert max(ages) < 84
