@@ -25,7 +25,7 @@ from bot.chat_text import (
     parse_duration,
     parse_quiet_hours,
 )
-from bot.errors import QueryError
+from bot.errors import PapertideError, QueryError
 from bot.store.models import Target
 from bot.timeutil import utcnow
 from bot.types import Platform, TargetKind
@@ -342,9 +342,12 @@ async def _digest(
         raise _Refusal(
             f"Type `{deps.command} digest you@example.org`, or `{deps.command} digest off`."
         )
-    text = await subs.request_digest(
-        session=session, target=target, email=args[0], hook=deps.request_digest
-    )
+    try:
+        text = await subs.request_digest(
+            session=session, target=target, email=args[0], hook=deps.request_digest
+        )
+    except PapertideError as exc:  # a refused address: say why, in one line
+        raise _Refusal(str(exc)) from exc
     return Reply(title=text)
 
 

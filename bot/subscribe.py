@@ -33,6 +33,8 @@ from bot.email_prefs import (
 from bot.errors import PapertideError
 from bot.outbox import enqueue, message_key
 from bot.store.models import Alert, OutboxRow, Person, Subscription, Target, Topic
+from bot.subscriptions import DigestRequest, RequestDigest
+from bot.timeutil import utcnow
 from bot.tokens import TokenData, TokenError, make_token, read_token
 from bot.types import MessageKind, Platform
 from bot.webviews.mails import already_mail, confirm_mail
@@ -294,3 +296,24 @@ async def delete_person(*, session: AsyncSession, person_id: int) -> bool:
     await session.flush()
     log.info("subscribe.deleted", extra={"person_id": person_id})
     return True
+
+
+_CHAT_REPLIES = {
+    "confirmation_sent": "Check {email}: one click in the mail we sent starts your digest.",
+    "already_subscribed_sent": "We sent {email} a link to manage your weekly digest.",
+    "rate_limited": "We already mailed {email} in the last hour; check that inbox (and its spam).",
+}
+
+
+def chat_digest_hook(settings: Settings) -> RequestDigest:
+    """The chat command `digest <email>`: the same double opt-in as the web page."""
+
+    async def hook(session: AsyncSession, email: str) -> DigestRequest:
+        result = await request_subscription(
+            session=session, email=email, settings=settings, now=utcnow()
+        )
+        return DigestRequest(
+            result.person_id, _CHAT_REPLIES[result.action].format(email=result.email)
+        )
+
+    return hook

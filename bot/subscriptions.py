@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -24,7 +25,17 @@ from bot.store.models import Alert, Person, ProcessedEvent, Subscription, Target
 from bot.timeutil import utcnow
 from bot.types import Platform, TargetKind
 
-RequestDigest = Callable[[AsyncSession, Person], Awaitable[str]]
+
+@dataclass(frozen=True, slots=True)
+class DigestRequest:
+    """What a digest request did: the person it is for and the reply to show."""
+
+    person_id: int
+    reply: str
+
+
+# (session, address as typed) -> DigestRequest; raises a PapertideError for a bad address.
+RequestDigest = Callable[[AsyncSession, str], Awaitable[DigestRequest]]
 
 _EMAIL = re.compile(r"^[^@\s<>\"',;]{1,64}@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
 
@@ -256,16 +267,11 @@ def is_email(text: str) -> bool:
     return len(text) <= 254 and bool(_EMAIL.match(text))
 
 
-async def store_digest_request(session: AsyncSession, person: Person) -> str:
-    """Default digest hook: keep the request unconfirmed; the mailer confirms it later."""
-    return f"Noted: the weekly digest for {person.email} starts once the address is confirmed."
+async def store_digest_request(session: AsyncSession, email: str) -> DigestRequest:
+    """Fallback digest hook: keep the request unconfirmed and send nothing.
 
-
-async def request_digest(
-    *, session: AsyncSession, target: Target, email: str, hook: RequestDigest
-) -> str:
-    """Get-or-create the Person for `email` (pending), link the user target, call the hook."""
-    email = email.strip()
+    Production wires `bot.subscribe.chat_digest_hook`, which also mails the confirmation.
+    """
     found = await session.execute(
         select(Person).where(func.lower(col(Person.email)) == email.lower())
     )
@@ -276,9 +282,19 @@ async def request_digest(
         await session.flush()
     elif person.email_status in ("none", "unsubscribed"):
         person.email_status = "pending"
-    target.person_id = person.id
+    assert person.id is not None
+    reply = f"Noted: the weekly digest for {email} starts once the address is confirmed."
+    return DigestRequest(person.id, reply)
+
+
+async def request_digest(
+    *, session: AsyncSession, target: Target, email: str, hook: RequestDigest
+) -> str:
+    """Start the email digest for the user behind `target` and link them to that person."""
+    result = await hook(session, email.strip())
+    target.person_id = result.person_id
     await session.flush()
-    return await hook(session, person)
+    return result.reply
 
 
 async def stop_digest(*, session: AsyncSession, target: Target) -> bool:

@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlmodel import col
 
 from bot.commands import run_command
 from bot.store.models import Alert, Person, Subscription, Target
+from bot.subscriptions import DigestRequest, store_digest_request
 from tests.chat_helpers import add_topics, make_ctx, make_deps
 from tests.conftest import count_rows
 
@@ -193,9 +195,10 @@ async def test_digest_request_calls_the_injected_hook_once_per_person(
 ) -> None:
     seen: list[str] = []
 
-    async def hook(_session: AsyncSession, person: Person) -> str:
-        seen.append(f"{person.email}:{person.email_status}")
-        return "Check your inbox to confirm."
+    async def hook(session: AsyncSession, email: str) -> DigestRequest:
+        seen.append(email)
+        done = await store_digest_request(session, email)
+        return DigestRequest(done.person_id, "Check your inbox to confirm.")
 
     async with sessions() as session:
         session.add(Person(email="ann@example.org", email_status="none"))
@@ -206,5 +209,12 @@ async def test_digest_request_calls_the_injected_hook_once_per_person(
         )
         await session.commit()
     assert reply.title == "Check your inbox to confirm."
-    assert seen == ["ann@example.org:pending"]
+    assert seen == [text.split()[1]]
+    async with sessions() as session:
+        person = (await session.execute(select(Person))).scalar_one()
+        user = (
+            await session.execute(select(Target).where(col(Target.kind) == "user"))
+        ).scalar_one()
+    assert person.email_status == "pending"
+    assert user.person_id == person.id
     assert await count_rows(sessions, "person") == 1
