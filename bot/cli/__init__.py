@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from bot.cli import core
+from bot.cli import core, service_cmds
 
 app = typer.Typer(
     name="papertide",
@@ -13,7 +13,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (core,):
+for module in (core, service_cmds):
     module.register(app)
 
 
