@@ -15,7 +15,7 @@ A claim counts as an attempt, so a message that crashes its worker every time st
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -219,9 +219,12 @@ async def settle(
     results: Sequence[tuple[Claimed, DeliveryResult]],
     max_attempts: int,
     now: datetime | None = None,
-    rng: random.Random | None = None,
+    backoff: Callable[[int], float] = backoff_seconds,
 ) -> SettleCounts:
-    """Record what the channels answered: sent, retry later, dead; disable gone targets."""
+    """Record what the channels answered: sent, retry later, dead; disable gone targets.
+
+    A Retry waits `backoff(attempt)` seconds, or exactly the platform's `after`.
+    """
     now = now or utcnow()
     counts = SettleCounts()
     sent_ids = [c.message.id for c, r in results if isinstance(r, Delivered)]
@@ -250,7 +253,7 @@ async def settle(
             )
             counts.disabled += 1
         if isinstance(result, Retry) and msg.attempt < max_attempts:
-            delay = result.after if result.after is not None else backoff_seconds(msg.attempt, rng)
+            delay = result.after if result.after is not None else backoff(msg.attempt)
             await _finish(session, owner, msg.id, STATUS_PENDING, result.reason, now, delay)
             counts.retried += 1
         else:

@@ -13,11 +13,10 @@ import asyncio
 import contextlib
 import logging
 import os
-import random
 import secrets
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -28,6 +27,7 @@ from bot.delivery.base import Channel, Delivered, DeliveryResult, Failed, Retry
 from bot.fanout import fold_held
 from bot.outbox import (
     Claimed,
+    backoff_seconds,
     bury_disabled,
     claim_batch,
     count_by_status,
@@ -62,7 +62,7 @@ class Worker:
         pacer: Pacer | None = None,
         owner: str | None = None,
         idle_seconds: float = 0.2,
-        rng: random.Random | None = None,
+        backoff: Callable[[int], float] = backoff_seconds,
     ) -> None:
         self.owner = owner or new_owner_id()
         self._sessions = sessions
@@ -70,10 +70,11 @@ class Worker:
         self._settings = settings
         self._pacer = pacer or Pacer(rates_from_settings(settings))
         self._idle = idle_seconds
-        self._rng = rng or random.Random()
+        self._backoff = backoff
         self._sem = asyncio.Semaphore(max(1, settings.worker_concurrency))
         self._tasks: dict[asyncio.Task[None], Claimed] = {}
         self._sending: set[int] = set()
+        self._gone: dict[int, str] = {}  # targets disabled while this worker ran
         self._results: list[tuple[Claimed, DeliveryResult]] = []
         self._unsent: list[Claimed] = []
         self._room = asyncio.Event()
@@ -184,15 +185,22 @@ class Worker:
         self._results.append((item, result))
 
     async def _send(self, item: Claimed) -> DeliveryResult:
-        channel = self._channels.get(item.message.target.platform)
+        target = item.message.target
+        if target.id in self._gone:
+            # Claimed in the same batch as the send that found the target gone: don't try.
+            return Failed(f"target disabled: {self._gone[target.id]}")
+        channel = self._channels.get(target.platform)
         if channel is None:  # claim filters by platform; kept for safety
-            return Retry(f"no channel for {item.message.target.platform}")
+            return Retry(f"no channel for {target.platform}")
         try:
-            return await channel.send(item.message)
+            result = await channel.send(item.message)
         except Exception as exc:
             # A channel must not raise; if one does, the message is retried, not lost.
             log.exception("worker.channel_raised", extra={"id": item.message.id})
             return Retry(f"channel raised {type(exc).__name__}: {exc}")
+        if isinstance(result, Failed) and result.disable_target:
+            self._gone[target.id] = result.reason
+        return result
 
     async def _flush_loop(self, stop: asyncio.Event) -> None:
         while True:
@@ -214,7 +222,7 @@ class Worker:
                     owner=self.owner,
                     results=results,
                     max_attempts=self._settings.outbox_max_attempts,
-                    rng=self._rng,
+                    backoff=self._backoff,
                 )
                 await release(session=session, owner=self.owner, items=[(u, None) for u in unsent])
         except Exception:
