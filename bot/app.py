@@ -113,7 +113,8 @@ async def run_service(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     timeout = httpx.Timeout(10.0, connect=5.0)
-    limits = httpx.Limits(max_connections=max(10, settings.worker_concurrency * 2))
+    # httpcore scans every pooled connection per request: keep the pool at the concurrency.
+    limits = httpx.Limits(max_connections=max(4, settings.worker_concurrency))
     scheduler = None
     try:
         async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:

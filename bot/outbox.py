@@ -324,6 +324,24 @@ async def release(
     return len(items)
 
 
+async def renew_leases(
+    *, session: AsyncSession, owner: str, lease_seconds: float, now: datetime | None = None
+) -> int:
+    """Heartbeat: extend every lease `owner` holds, so rows queued behind slow sends stay ours.
+
+    A crashed or hung worker stops renewing, and its rows expire as before.
+    """
+    now = now or utcnow()
+    result = await session.execute(
+        update(OutboxRow)
+        .where(col(OutboxRow.lease_owner) == owner, col(OutboxRow.status) == STATUS_SENDING)
+        .values(lease_expires_at=now + timedelta(seconds=lease_seconds))
+        .returning(col(OutboxRow.id)),
+        execution_options=_NO_SYNC,
+    )
+    return len(result.all())
+
+
 async def requeue_expired(*, session: AsyncSession, now: datetime | None = None) -> int:
     """Rows whose lease lapsed (their worker crashed or hung) become claimable again."""
     now = now or utcnow()

@@ -32,6 +32,7 @@ from bot.outbox import (
     claim_batch,
     count_by_status,
     release,
+    renew_leases,
     requeue_expired,
     settle,
 )
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 
 FLUSH_SECONDS = 0.05
 SHUTDOWN_GRACE_SECONDS = 10.0
+DEPTH_EVERY_SECONDS = 30.0
 
 
 def new_owner_id() -> str:
@@ -78,8 +80,12 @@ class Worker:
         self._results: list[tuple[Claimed, DeliveryResult]] = []
         self._unsent: list[Claimed] = []
         self._room = asyncio.Event()
+        batch = max(1, settings.outbox_batch_size)
+        self._capacity = 2 * batch
+        self._low_water = max(1, batch // 2)
         lease = settings.outbox_lease_seconds
         self._upkeep_every = max(0.5, min(5.0, lease / 3))
+        self._depth_due = 0.0
 
     @property
     def in_flight(self) -> int:
@@ -102,26 +108,31 @@ class Worker:
             log.info("worker.stop", extra={"owner": self.owner})
 
     async def _claim_loop(self, stop: asyncio.Event) -> None:
+        # Up to two batches are held at once: the next claim runs while the last one
+        # is still being sent, so the database round trip never leaves sends idle.
         batch = max(1, self._settings.outbox_batch_size)
         while not stop.is_set():
-            room = batch - len(self._tasks)
-            got = 0
-            if room >= max(1, batch // 2):
-                try:
-                    got = await self._claim(room)
-                except Exception:
-                    log.exception("worker.claim_failed", extra={"owner": self.owner})
             self._room.clear()
-            # Busy: wake when sends free room. Idle: poll again shortly.
-            timeout = self._idle if got == 0 else 1.0
-            waits = [asyncio.ensure_future(stop.wait())]
-            if got:
-                waits.append(asyncio.ensure_future(self._room.wait()))
-            _, pending = await asyncio.wait(
-                waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
-            for fut in pending:
-                fut.cancel()
+            room = self._capacity - len(self._tasks)
+            if room < self._low_water:
+                await self._wait(stop, self._room, 1.0)  # busy: until sends free room
+                continue
+            try:
+                got = await self._claim(min(batch, room))
+            except Exception:
+                log.exception("worker.claim_failed", extra={"owner": self.owner})
+                got = 0
+            if got == 0:
+                await self._wait(stop, None, self._idle)  # idle: poll again shortly
+
+    @staticmethod
+    async def _wait(stop: asyncio.Event, other: asyncio.Event | None, seconds: float) -> None:
+        waits = [asyncio.ensure_future(stop.wait())]
+        if other is not None:
+            waits.append(asyncio.ensure_future(other.wait()))
+        _, pending = await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        for fut in pending:
+            fut.cancel()
 
     async def _claim(self, limit: int) -> int:
         async with self._sessions() as session, session.begin():
@@ -148,7 +159,8 @@ class Worker:
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
         self._tasks.pop(task, None)
-        self._room.set()
+        if self._capacity - len(self._tasks) >= self._low_water:
+            self._room.set()
 
     async def _deliver(self, item: Claimed, wait: float) -> None:
         message = item.message
@@ -242,13 +254,22 @@ class Worker:
             await asyncio.sleep(self._upkeep_every)
 
     async def run_upkeep(self) -> None:
-        """Requeue lapsed leases, bury disabled targets' rows, end quiet hours, publish depth."""
+        """Renew our leases; requeue lapsed ones, bury disabled targets' rows, end quiet hours."""
         async with self._sessions() as session, session.begin():
+            if self._tasks:
+                await renew_leases(
+                    session=session,
+                    owner=self.owner,
+                    lease_seconds=self._settings.outbox_lease_seconds,
+                )
             requeued = await requeue_expired(session=session)
             await bury_disabled(session=session)
             await fold_held(session=session)
-        async with self._sessions() as session:
-            metrics.set_queue_depth(await count_by_status(session=session))
+        if time.monotonic() >= self._depth_due:
+            # A count over the whole table: cheap now, not on every tick at scale.
+            self._depth_due = time.monotonic() + DEPTH_EVERY_SECONDS
+            async with self._sessions() as session:
+                metrics.set_queue_depth(await count_by_status(session=session))
         if requeued:
             log.warning("worker.requeued_expired", extra={"rows": requeued})
 

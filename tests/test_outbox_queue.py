@@ -17,6 +17,7 @@ from bot.outbox import (
     list_messages,
     message_key,
     release,
+    renew_leases,
     requeue_expired,
     retry_dead,
     settle,
@@ -185,6 +186,16 @@ async def test_expired_leases_are_requeued_and_released_rows_keep_their_attempts
     assert {r.status for r in rows.values()} == {"pending"}
     again = await _claim(sessions, "w", now=utcnow() + timedelta(seconds=6))
     assert len(again) == 4
+
+
+async def test_renewed_leases_do_not_expire(sessions) -> None:  # type: ignore[no-untyped-def]
+    tid = await _target(sessions)
+    await _fill(sessions, tid, 3)
+    await _claim(sessions, "slow-but-alive", lease=1)
+    async with sessions() as session, session.begin():
+        renewed = await renew_leases(session=session, owner="slow-but-alive", lease_seconds=600)
+        assert renewed == 3
+        assert await requeue_expired(session=session, now=utcnow() + timedelta(seconds=5)) == 0
 
 
 async def test_stats_and_list(sessions) -> None:  # type: ignore[no-untyped-def]

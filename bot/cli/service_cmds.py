@@ -35,6 +35,8 @@ def scheduler_jobs(ctx: AppContext) -> tuple[PollSource | None, RunDueDigests | 
 
 def _setup_logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    # One line per HTTP request would drown the service's own events (and cost CPU).
+    logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 def register(app: typer.Typer) -> None:
