@@ -30,12 +30,12 @@ from bot.outbox import (
     backoff_seconds,
     bury_disabled,
     claim_batch,
-    count_by_status,
     release,
     renew_leases,
     requeue_expired,
     settle,
 )
+from bot.outbox_admin import count_by_status
 from bot.pacing import Pacer, rates_from_settings
 from bot.timeutil import utcnow
 from bot.types import Platform

@@ -12,16 +12,14 @@ from bot.delivery.base import Delivered, Failed, Retry
 from bot.outbox import (
     backoff_seconds,
     claim_batch,
-    count_by_status,
     enqueue,
-    list_messages,
     message_key,
     release,
     renew_leases,
     requeue_expired,
-    retry_dead,
     settle,
 )
+from bot.outbox_admin import count_by_status, list_messages, retry_dead
 from bot.store.models import OutboxRow, Target
 from bot.timeutil import utcnow
 from bot.types import MessageKind

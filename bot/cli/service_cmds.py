@@ -13,7 +13,8 @@ from rich.table import Table
 from bot.app import AppContext, Service, adapter_status, open_app, run_service
 from bot.cli._common import fail, load_settings, print_json, run
 from bot.config import Settings
-from bot.outbox import STATUSES, count_by_status, list_messages, oldest_due_age, retry_dead
+from bot.outbox import STATUSES
+from bot.outbox_admin import count_by_status, list_messages, oldest_due_age, retry_dead
 from bot.scheduler import PollSource, RunDueDigests
 
 
