@@ -75,7 +75,7 @@ async def test_concurrent_claims_never_share_a_row(sessions) -> None:  # type: i
     rows = await _rows(sessions)
     assert {r.status for r in rows.values()} == {"sending"}
     assert all(r.attempts == 1 and r.lease_expires_at is not None for r in rows.values())
-    first = batches[0][0].message
+    first = next(batch for batch in batches if batch)[0].message  # the last claim may be empty
     assert first.target.address == "demo"
     assert first.kind is MessageKind.PAPER
 
