@@ -6,7 +6,9 @@
 Prints
   1. throughput (messages/s) with 1, 2 and 4 worker processes on PostgreSQL and 1 on SQLite;
   2. enqueue→delivery latency p50/p99 when the queue is not backlogged (steady 200 msg/s);
-  3. with per-channel pacing on: total throughput vs (channels × allowed rate).
+  3. with per-channel pacing on: total throughput vs (channels × allowed rate);
+  4. "outbox only": the same workers with a 1 ms null channel instead of HTTP, which shows
+     what claim/lease/settle sustain apart from the HTTP client's own CPU cost.
 Goal (issue 4): ≥ 1,000 msg/s with 4 workers on a 2-core machine; p99 < 2 s; paced
 throughput within 10% of channels × rate.
 
@@ -81,8 +83,20 @@ def run_endpoint(port_out: mp.Queue) -> None:  # type: ignore[type-arg]
 # --- a worker (own process) ----------------------------------------------------------------
 
 
-def run_worker(url: str, rate: float | None, concurrency: int) -> None:
-    from bot.app import build_channels, open_app
+class NullChannel:
+    """Stands in for the network: 1 ms per send, no HTTP stack (isolates the outbox's cost)."""
+
+    platform = "webhook"
+
+    async def send(self, message: object) -> object:
+        from bot.delivery.base import Delivered
+
+        await asyncio.sleep(0.001)
+        return Delivered()
+
+
+def run_worker(url: str, rate: float | None, concurrency: int, null: bool = False) -> None:
+    from bot.app import build_channels, delivery_http_client, open_app
     from bot.config import Settings
     from bot.pacing import Pacer, rates_from_settings
     from bot.types import Platform
@@ -97,14 +111,15 @@ def run_worker(url: str, rate: float | None, concurrency: int) -> None:
             rates[Platform.WEBHOOK] = rate
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-        limits = httpx.Limits(max_connections=concurrency)
         async with (
             open_app(settings, migrate=False) as ctx,
-            httpx.AsyncClient(limits=limits) as http,
+            delivery_http_client(settings) as http,  # exactly what `papertide worker` uses
         ):
             worker = Worker(
                 sessions=ctx.sessions,
-                channels=build_channels(settings, http=http),
+                channels={Platform.WEBHOOK: NullChannel()}  # type: ignore[dict-item]
+                if null
+                else build_channels(settings, http=http),
                 settings=settings,
                 pacer=Pacer(rates),
                 idle_seconds=0.1,
@@ -185,9 +200,12 @@ def add_messages(url: str, n: int, targets: int, prefix: str, stamp: bool = Fals
         cur.executemany(rows[0][0], [r[1] for r in rows])
 
 
-def start_workers(url: str, n: int, rate: float | None = None, concurrency: int = 8) -> list:  # type: ignore[type-arg]
+def start_workers(  # type: ignore[type-arg]
+    url: str, n: int, rate: float | None = None, concurrency: int = 8, null: bool = False
+) -> list:
     ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=run_worker, args=(url, rate, concurrency)) for _ in range(n)]
+    args = (url, rate, concurrency, null)
+    procs = [ctx.Process(target=run_worker, args=args) for _ in range(n)]
     for p in procs:
         p.start()
     return procs
@@ -233,6 +251,28 @@ def throughput(url: str, base: str, workers: int, messages: int) -> float:
     return messages / seconds
 
 
+def sent_count(url: str) -> int:
+    with psycopg.connect(conninfo(url), autocommit=True) as conn:
+        row = conn.execute("SELECT count(*) FROM outbox WHERE status = 'sent'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def outbox_only(url: str, workers: int, messages: int) -> float:
+    """Same workers, no HTTP: what the outbox (claim, lease, settle) sustains by itself."""
+    add_targets(url, "http://unused", TARGETS)
+    add_messages(url, messages, TARGETS, prefix="n-")
+    procs = start_workers(url, workers, null=True)
+    try:
+        while sent_count(url) == 0:
+            time.sleep(0.05)
+        start, first = time.monotonic(), sent_count(url)
+        while (done := sent_count(url)) < messages:
+            time.sleep(0.25)
+        return (done - first) / (time.monotonic() - start)
+    finally:
+        stop_workers(procs)
+
+
 def latency(url: str, base: str, workers: int, rate: int, seconds: int) -> tuple[float, float]:
     add_targets(url, base, TARGETS)
     procs = start_workers(url, workers)
@@ -270,7 +310,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--messages", type=int, default=20_000)
-    parser.add_argument("--only", default="throughput,latency,pacing")
+    parser.add_argument("--only", default="throughput,outbox,latency,pacing")
     args = parser.parse_args()
     only = set(args.only.split(","))
     ports: mp.Queue = mp.get_context("spawn").Queue()  # type: ignore[type-arg]
@@ -290,6 +330,16 @@ def main() -> None:
                 print(f"postgresql  workers={n}  {rate:8.0f} msg/s")
             rate = throughput(fresh_sqlite(tmp), base, 1, args.messages // 4)
             print(f"sqlite      workers=1  {rate:8.0f} msg/s")
+        if "outbox" in only:
+            for n in (1, 2, 4):
+                url = fresh_pg(args.pg)
+                try:
+                    rate = outbox_only(url, n, args.messages)
+                finally:
+                    drop_pg(args.pg, url)
+                print(
+                    f"postgresql  workers={n}  {rate:8.0f} msg/s  (outbox only: 1 ms null channel)"
+                )
         if "latency" in only:
             url = fresh_pg(args.pg)
             try:

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bot.config import Settings
 from bot.delivery.base import Channel
 from bot.delivery.console import ConsoleChannel
+from bot.delivery.transport import AiohttpTransport
 from bot.delivery.webhook import WebhookChannel
 from bot.leader import Leadership
 from bot.scheduler import PollSource, RunDueDigests, build_scheduler
@@ -70,6 +71,12 @@ def build_channels(settings: Settings, *, http: httpx.AsyncClient) -> dict[Platf
     return channels
 
 
+def delivery_http_client(settings: Settings) -> httpx.AsyncClient:
+    """The HTTP client channels share: httpx's API on aiohttp's cheaper engine."""
+    transport = AiohttpTransport(max_connections=max(4, settings.worker_concurrency))
+    return httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(10.0, connect=5.0))
+
+
 def adapter_status(settings: Settings) -> list[tuple[str, bool, str]]:
     """(adapter, on?, the variable that turns it on) for `papertide serve`'s banner."""
     smtp_set = "smtp_host" in settings.model_fields_set
@@ -112,12 +119,9 @@ async def run_service(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    timeout = httpx.Timeout(10.0, connect=5.0)
-    # httpcore scans every pooled connection per request: keep the pool at the concurrency.
-    limits = httpx.Limits(max_connections=max(4, settings.worker_concurrency))
     scheduler = None
     try:
-        async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
+        async with delivery_http_client(settings) as http:
             ctx.channels = (
                 dict(channels) if channels is not None else build_channels(settings, http=http)
             )

@@ -17,6 +17,7 @@ from sqlalchemy import select
 
 from bot.config import Settings
 from bot.delivery.console import ConsoleChannel
+from bot.delivery.transport import AiohttpTransport
 from bot.delivery.webhook import WebhookChannel, parse_retry_after
 from bot.outbox import enqueue, message_key
 from bot.pacing import Pacer
@@ -103,10 +104,12 @@ async def _run_until_settled(worker: Worker, sessions) -> list[OutboxRow]:  # ty
         await task
 
 
+@pytest.mark.parametrize("engine_name", ["httpcore", "aiohttp"])
 async def test_worker_retries_honours_retry_after_dead_letters_and_disables(
     sessions,  # type: ignore[no-untyped-def]
     settings: Settings,
     endpoint: Endpoint,
+    engine_name: str,
 ) -> None:
     # Concurrency 1: the gone target's later rows are not already in flight when it 404s.
     settings = settings.model_copy(update={"outbox_max_attempts": 3, "worker_concurrency": 1})
@@ -115,7 +118,9 @@ async def test_worker_retries_honours_retry_after_dead_letters_and_disables(
         endpoint.url,
         {"ok": 5, "ratelimited": 1, "flaky": 1, "slow": 1, "gone": 3, "bad": 1},
     )
-    async with httpx.AsyncClient(timeout=0.3) as http:
+    # Both HTTP engines behind the httpx API: httpcore (default) and the workers' aiohttp one.
+    transport = AiohttpTransport() if engine_name == "aiohttp" else None
+    async with httpx.AsyncClient(timeout=0.3, transport=transport) as http:
         worker = Worker(
             sessions=sessions,
             channels={Platform.WEBHOOK: WebhookChannel(http)},
