@@ -1,4 +1,4 @@
-"""The composition root: builds settings, engine and the rest, and runs them.
+"""The composition root: builds settings, engine, channels, scheduler and worker, and runs them.
 
 Everything papertide runs is wired here and nowhere else; modules receive what
 they need as arguments.
@@ -6,15 +6,35 @@ they need as arguments.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
+import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.config import Settings
+from bot.delivery.base import Channel
+from bot.delivery.console import ConsoleChannel
+from bot.delivery.transport import AiohttpTransport
+from bot.delivery.webhook import WebhookChannel
+from bot.leader import Leadership
+from bot.scheduler import PollSource, RunDueDigests, build_scheduler
 from bot.store.engine import create_engine, session_factory
 from bot.store.migrate import upgrade
+from bot.types import Platform
+from bot.workers import Worker
+
+log = logging.getLogger(__name__)
+
+# A long-running piece (web server, Slack Socket Mode, Discord gateway…): runs until stop.
+Service = Callable[["AppContext", asyncio.Event], Awaitable[None]]
 
 
 @dataclass
@@ -22,6 +42,8 @@ class AppContext:
     settings: Settings
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
+    leader: Leadership | None = None  # set by run_service; /healthz reads leader.state()
+    channels: dict[Platform, Channel] = field(default_factory=dict)
 
 
 @asynccontextmanager
@@ -34,3 +56,113 @@ async def open_app(settings: Settings, *, migrate: bool = True) -> AsyncIterator
         yield AppContext(settings=settings, engine=engine, sessions=session_factory(engine))
     finally:
         await engine.dispose()
+
+
+def build_channels(settings: Settings, *, http: httpx.AsyncClient) -> dict[Platform, Channel]:
+    """The delivery channels, registered explicitly by platform."""
+    channels: dict[Platform, Channel] = {
+        Platform.CONSOLE: ConsoleChannel(settings.console_out),
+        Platform.WEBHOOK: WebhookChannel(http),
+        # ── Added at merge, each only when its credentials are set (see adapter_status):
+        # Platform.SLACK: SlackChannel(...),      PAPERTIDE_SLACK_BOT_TOKEN
+        # Platform.DISCORD: DiscordChannel(...),  PAPERTIDE_DISCORD_TOKEN
+        # Platform.EMAIL: EmailChannel(...),      PAPERTIDE_SMTP_HOST
+    }
+    return channels
+
+
+def delivery_http_client(settings: Settings) -> httpx.AsyncClient:
+    """The HTTP client channels share: httpx's API on aiohttp's cheaper engine."""
+    transport = AiohttpTransport(max_connections=max(4, settings.worker_concurrency))
+    return httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(10.0, connect=5.0))
+
+
+def adapter_status(settings: Settings) -> list[tuple[str, bool, str]]:
+    """(adapter, on?, the variable that turns it on) for `papertide serve`'s banner."""
+    smtp_set = "smtp_host" in settings.model_fields_set
+    return [
+        ("console", True, "PAPERTIDE_CONSOLE_OUT"),
+        ("webhook", True, "(always on: targets with platform=webhook)"),
+        ("slack", settings.slack_bot_token is not None, "PAPERTIDE_SLACK_BOT_TOKEN"),
+        ("discord", settings.discord_token is not None, "PAPERTIDE_DISCORD_TOKEN"),
+        ("email", smtp_set, "PAPERTIDE_SMTP_HOST"),
+    ]
+
+
+async def _poll_unwired(source: str) -> None:
+    log.warning("scheduler.poll_unwired", extra={"source": source})
+
+
+async def _digests_unwired(now: datetime) -> int:
+    log.warning("scheduler.digests_unwired", extra={"now": now.isoformat()})
+    return 0
+
+
+async def run_service(
+    ctx: AppContext,
+    *,
+    with_scheduler: bool,
+    with_worker: bool,
+    extra_services: Sequence[Service] = (),
+    poll_source: PollSource | None = None,
+    run_due_digests: RunDueDigests | None = None,
+    channels: Mapping[Platform, Channel] | None = None,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Run the chosen pieces until SIGTERM/SIGINT (or `stop`), then shut down in order.
+
+    Shutdown: the scheduler stops firing, the worker stops claiming and drains, extra
+    services see `stop` and return, the leader lock is released.
+    """
+    settings = ctx.settings
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    scheduler = None
+    try:
+        async with delivery_http_client(settings) as http:
+            ctx.channels = (
+                dict(channels) if channels is not None else build_channels(settings, http=http)
+            )
+            ctx.leader = Leadership(ctx.engine)
+            pieces: list[Awaitable[None]] = []
+            if with_scheduler:
+                pieces.append(ctx.leader.run(stop))
+                scheduler = build_scheduler(
+                    settings=settings,
+                    leader=ctx.leader,
+                    poll_source=poll_source or _poll_unwired,
+                    run_due_digests=run_due_digests or _digests_unwired,
+                )
+                scheduler.start()
+            if with_worker:
+                worker = Worker(sessions=ctx.sessions, channels=ctx.channels, settings=settings)
+                pieces.append(worker.run(stop))
+            pieces.extend(service(ctx, stop) for service in extra_services)
+            log.info("service.start", extra={"scheduler": with_scheduler, "worker": with_worker})
+            await _run_until_stopped(pieces, stop)
+    finally:
+        if scheduler is not None:
+            scheduler.shutdown(wait=False)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+        log.info("service.stop")
+
+
+async def _run_until_stopped(pieces: Sequence[Awaitable[None]], stop: asyncio.Event) -> None:
+    # Runs until stop; one piece failing stops the others cleanly, then its error propagates.
+    tasks: list[asyncio.Future[Any]] = [asyncio.ensure_future(p) for p in pieces]
+    tasks.append(asyncio.ensure_future(stop.wait()))
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        stop.set()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        for result in results:
+            if isinstance(result, Exception):
+                raise result
+    finally:
+        for task in tasks:
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*tasks, return_exceptions=True)

@@ -76,6 +76,7 @@ class Platform(StrEnum):
     SLACK = "slack"
     DISCORD = "discord"
     EMAIL = "email"
+    WEBHOOK = "webhook"  # any HTTP endpoint: the JSON message POSTed to target.address
 
 
 class TargetKind(StrEnum):

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import typer
 
-from bot.cli import chat_cmds, core, digest_cmds, ingest_cmds, query_cmds
+from bot.cli import (
+    chat_cmds,
+    core,
+    demo_cmds,
+    digest_cmds,
+    ingest_cmds,
+    query_cmds,
+    service_cmds,
+)
 
 app = typer.Typer(
     name="papertide",
@@ -13,7 +21,15 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (core, ingest_cmds, query_cmds, digest_cmds, chat_cmds):
+for module in (
+    core,
+    demo_cmds,
+    ingest_cmds,
+    query_cmds,
+    service_cmds,
+    digest_cmds,
+    chat_cmds,
+):
     module.register(app)
 
 
