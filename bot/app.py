@@ -25,6 +25,7 @@ from bot.delivery.console import ConsoleChannel
 from bot.delivery.transport import AiohttpTransport
 from bot.delivery.webhook import WebhookChannel
 from bot.leader import Leadership
+from bot.outbox import progress_saver
 from bot.scheduler import PollSource, RunDueDigests, build_scheduler
 from bot.store.engine import create_engine, session_factory
 from bot.store.migrate import upgrade
@@ -58,17 +59,48 @@ async def open_app(settings: Settings, *, migrate: bool = True) -> AsyncIterator
         await engine.dispose()
 
 
-def build_channels(settings: Settings, *, http: httpx.AsyncClient) -> dict[Platform, Channel]:
-    """The delivery channels, registered explicitly by platform."""
+def build_channels(
+    settings: Settings,
+    *,
+    http: httpx.AsyncClient,
+    sessions: async_sessionmaker[AsyncSession] | None = None,
+) -> dict[Platform, Channel]:
+    """The delivery channels, registered explicitly by platform; each chat or mail
+    adapter only when its credentials are set (see adapter_status). Adapters are
+    imported here, lazily, so commands that never deliver do not load their SDKs."""
     channels: dict[Platform, Channel] = {
         Platform.CONSOLE: ConsoleChannel(settings.console_out),
         Platform.WEBHOOK: WebhookChannel(http),
-        # ── Added at merge, each only when its credentials are set (see adapter_status):
-        # Platform.SLACK: SlackChannel(...),      PAPERTIDE_SLACK_BOT_TOKEN
-        # Platform.DISCORD: DiscordChannel(...),  PAPERTIDE_DISCORD_TOKEN
-        # Platform.EMAIL: EmailChannel(...),      PAPERTIDE_SMTP_HOST
     }
+    on = {name for name, enabled, _ in adapter_status(settings) if enabled}
+    if "slack" in on:
+        from bot.delivery.slack import SlackChannel
+
+        saver = progress_saver(sessions) if sessions is not None else None
+        channels[Platform.SLACK] = SlackChannel.from_settings(settings, save_progress=saver)
+    if "discord" in on:
+        from bot.delivery.discord import DiscordChannel
+
+        saver = progress_saver(sessions) if sessions is not None else None
+        channels[Platform.DISCORD] = DiscordChannel.from_settings(settings, save_progress=saver)
+    if "email" in on:
+        from bot.delivery.email import EmailChannel
+        from digests.bounces import store_bounce_counter
+
+        counter = store_bounce_counter(sessions) if sessions is not None else None
+        channels[Platform.EMAIL] = EmailChannel.from_settings(
+            settings, count_bounce=counter, connections=2
+        )
     return channels
+
+
+async def close_channels(channels: Mapping[Platform, Channel]) -> None:
+    """Close what channels hold open (SMTP connections, HTTP clients)."""
+    for channel in channels.values():
+        closer = getattr(channel, "close", None) or getattr(channel, "aclose", None)
+        if closer is not None:
+            with contextlib.suppress(Exception):
+                await closer()
 
 
 def delivery_http_client(settings: Settings) -> httpx.AsyncClient:
@@ -123,7 +155,9 @@ async def run_service(
     try:
         async with delivery_http_client(settings) as http:
             ctx.channels = (
-                dict(channels) if channels is not None else build_channels(settings, http=http)
+                dict(channels)
+                if channels is not None
+                else build_channels(settings, http=http, sessions=ctx.sessions)
             )
             ctx.leader = Leadership(ctx.engine)
             pieces: list[Awaitable[None]] = []
@@ -143,6 +177,7 @@ async def run_service(
             log.info("service.start", extra={"scheduler": with_scheduler, "worker": with_worker})
             await _run_until_stopped(pieces, stop)
     finally:
+        await close_channels(ctx.channels)
         if scheduler is not None:
             scheduler.shutdown(wait=False)
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -157,7 +157,7 @@ async def run_demo(
 
 
 async def deliver_all(
-    ctx: AppContext, channels: dict[Platform, Channel], *, timeout: float = 60.0
+    ctx: AppContext, channels: dict[Platform, Channel], *, limit_seconds: float = 60.0
 ) -> int:
     """Run one worker until no due row is left for these channels; returns rows sent."""
     platforms = [str(p) for p in channels]
@@ -185,9 +185,10 @@ async def deliver_all(
     stop = asyncio.Event()
     worker = Worker(sessions=ctx.sessions, channels=channels, settings=ctx.settings)
     task = asyncio.create_task(worker.run(stop))
-    deadline = asyncio.get_running_loop().time() + timeout
+    deadline = asyncio.get_running_loop().time() + limit_seconds
     try:
-        while await due() and asyncio.get_running_loop().time() < deadline:
+        # Polling the store: the rows' state lives there, not in any event we could await.
+        while await due() and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.2)
     finally:
         stop.set()

@@ -15,7 +15,7 @@ A claim counts as an attempt, so a message that crashes its worker every time st
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
 from bot.delivery.base import Delivered, DeliveryResult, Failed, Retry
@@ -395,3 +395,19 @@ async def bury_disabled(*, session: AsyncSession, target_id: int | None = None) 
         execution_options=_NO_SYNC,
     )
     return len(result.all())
+
+
+def progress_saver(
+    sessions: async_sessionmaker[AsyncSession],
+) -> Callable[[int, dict[str, Any]], Awaitable[None]]:
+    """Store a multi-part message's progress in its row (`payload["_progress"]`), so a
+    retry resumes after the last part the platform accepted instead of repeating all."""
+
+    async def save(message_id: int, progress: dict[str, Any]) -> None:
+        async with sessions() as session:
+            row = await session.get(OutboxRow, message_id)
+            if row is not None:
+                row.payload = {**row.payload, "_progress": progress}
+                await session.commit()
+
+    return save

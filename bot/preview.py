@@ -11,6 +11,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 
+def _short(line: str, limit: int = 240) -> str:
+    # A preview, not the message: long abstracts are cut here only, never in what is sent.
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
 def _block_lines(block: Mapping[str, Any]) -> Iterable[str]:
     kind = block.get("type")
     if kind == "header":
@@ -28,7 +33,7 @@ def _block_lines(block: Mapping[str, Any]) -> Iterable[str]:
         yield "─" * 40
 
 
-def slack_preview(messages: Sequence[Mapping[str, Any]], *, replies_shown: int = 2) -> str:
+def slack_preview(messages: Sequence[Mapping[str, Any]], *, replies_shown: int = 1) -> str:
     """The parent message and the first thread replies, as Slack would lay them out."""
     out: list[str] = []
     for index, message in enumerate(messages):
@@ -39,12 +44,12 @@ def slack_preview(messages: Sequence[Mapping[str, Any]], *, replies_shown: int =
         for block in message.get("blocks", []):
             for line in _block_lines(block):
                 # Slack shows &amp; as &; the escaping itself is what the adapter sends.
-                out.extend(prefix + part for part in html.unescape(line).splitlines())
+                out.extend(prefix + _short(part) for part in html.unescape(line).splitlines())
         out.append("")
     return "\n".join(out).rstrip()
 
 
-def discord_preview(bodies: Sequence[Mapping[str, Any]], *, embeds_shown: int = 2) -> str:
+def discord_preview(bodies: Sequence[Mapping[str, Any]], *, embeds_shown: int = 1) -> str:
     """The first embeds of the first message, as Discord would lay them out."""
     out: list[str] = []
     shown = 0
@@ -61,7 +66,7 @@ def discord_preview(bodies: Sequence[Mapping[str, Any]], *, embeds_shown: int = 
             if embed.get("url"):
                 out.append(f"▌ {embed['url']}")
             for line in str(embed.get("description", "")).splitlines():
-                out.append(f"▌ {line}")
+                out.append(f"▌ {_short(line)}")
             for field in embed.get("fields", []):
                 out.append(f"▌ {field.get('name', '')}: {field.get('value', '')}")
             out.append("")

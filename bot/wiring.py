@@ -1,24 +1,35 @@
-"""The seams between areas, filled with the real pieces (used by the composition root).
+"""The composition root's wiring: which real piece fills each seam.
 
-Chat commands and web pages take small callables rather than importing their
-neighbours; this module is the one place that says which implementation each gets.
+Chat commands, web pages, the scheduler and `serve` take small callables rather than
+importing their neighbours; this module is the one place that says which
+implementation each gets (`bot.app` runs them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+import contextlib
+from collections.abc import Coroutine, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot import matching
+from bot.app import AppContext, Service
 from bot.commands import CommandDeps
 from bot.config import Settings
+from bot.fanout import enqueue_matches
 from bot.payloads import paper_payload
+from bot.poll import build_http, run_poll
 from bot.query import format_query, parse_query
+from bot.scheduler import PollSource, RunDueDigests
 from bot.subscribe import chat_digest_hook
 from bot.timeutil import utcnow
+from bot.types import Match
+from bot.web import build_web_app, serve_web
+from digests.links import links_for
+from digests.schedule import enqueue_due_digests
 from digests.stats import load_topic_momentum
 
 
@@ -59,3 +70,97 @@ def command_deps(settings: Settings) -> CommandDeps:
         channel_changes=settings.channel_changes,
         command=settings.slack_command,
     )
+
+
+def web_service(host: str, port: int) -> Service:
+    """The web server: topic pages, email flows, /healthz, /metrics and /slack/events."""
+
+    async def serve(ctx: AppContext, stop: asyncio.Event) -> None:
+        settings = ctx.settings
+        routes = []
+        if settings.slack_bot_token is not None:
+            from bot.slack_app import build_slack_app, install_slack_routes
+
+            bolt = build_slack_app(
+                settings=settings, sessions=ctx.sessions, deps=command_deps(settings)
+            )
+            routes.append(lambda app: install_slack_routes(app, bolt))
+
+        def leader_state() -> str:
+            return str(ctx.leader.state()["role"]) if ctx.leader is not None else "unknown"
+
+        app = build_web_app(
+            ctx, momentum=topic_momentum(settings), extra_routes=routes, leader_state=leader_state
+        )
+        runner = await serve_web(app, host, port)
+        try:
+            await stop.wait()
+        finally:
+            await runner.cleanup()
+
+    return serve
+
+
+async def _slack_socket_mode(ctx: AppContext, stop: asyncio.Event) -> None:
+    from bot.slack_app import build_slack_app, run_socket_mode
+
+    bolt = build_slack_app(
+        settings=ctx.settings, sessions=ctx.sessions, deps=command_deps(ctx.settings)
+    )
+    await _until_stopped(run_socket_mode(ctx.settings, bolt), stop)
+
+
+async def _discord_gateway(ctx: AppContext, stop: asyncio.Event) -> None:
+    from bot.discord_app import run_discord
+
+    await _until_stopped(run_discord(ctx.settings, ctx.sessions, command_deps(ctx.settings)), stop)
+
+
+async def _until_stopped(work: Coroutine[Any, Any, None], stop: asyncio.Event) -> None:
+    # A bot runs until cancelled; papertide stops it when the service stops.
+    task = asyncio.ensure_future(work)
+    waiter = asyncio.ensure_future(stop.wait())
+    await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
+    if not task.done():
+        task.cancel()
+    waiter.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+def serve_services(settings: Settings, host: str, port: int) -> list[Service]:
+    """What `papertide serve` runs beside the scheduler and a worker."""
+    services = [web_service(host, port)]
+    if settings.slack_bot_token is not None and settings.slack_app_token is not None:
+        services.append(_slack_socket_mode)
+    if settings.discord_token is not None:
+        services.append(_discord_gateway)
+    return services
+
+
+def scheduler_jobs(ctx: AppContext) -> tuple[PollSource, RunDueDigests]:
+    """The scheduler's two jobs: poll one source (then fan out), enqueue due digests."""
+    settings = ctx.settings
+    http = build_http(settings)  # one client and ONE arXiv limiter for every source
+
+    async def fan_out(session: AsyncSession, matches: list[Match]) -> None:
+        await enqueue_matches(session=session, matches=matches, settings=settings, now=utcnow())
+
+    async def poll_source(name: str) -> None:
+        await run_poll(
+            settings=settings,
+            sessions=ctx.sessions,
+            source_name=name,
+            http=http,
+            on_new_matches=fan_out,
+        )
+
+    links = links_for(settings)
+
+    async def run_due_digests(now: datetime) -> int:
+        async with ctx.sessions() as session:
+            return await enqueue_due_digests(
+                session=session, now=now, settings=settings, links=links
+            )
+
+    return poll_source, run_due_digests

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -29,7 +29,6 @@ from digests.stats import load_momentum_and_universe
 
 
 async def _demo(settings: Settings, out_dir: Path, console: Console) -> tuple[DemoRun, Any, Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
     mailbox = out_dir / "mailbox"
     async with catch_mail(mailbox) as catcher, open_app(settings) as ctx:
         smtp = settings.model_copy(
@@ -94,9 +93,12 @@ def _show_alerts(console: Console, result: DemoRun) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("demo")
     def demo_cmd(
-        out: Path = typer.Option(Path("out"), "--out", help="Where the demo writes its files."),
+        out: Annotated[Path, typer.Option("--out", help="Where the demo writes its files.")] = Path(
+            "out"
+        ),
     ) -> None:
         """Run the whole product offline on the bundled sample (what `make run` does)."""
+        out.mkdir(parents=True, exist_ok=True)
         settings = load_settings().model_copy(update={"sources": ["sample"]})
         console = Console()
         result, (table, note), mailbox = run(_demo(settings, out, console))
@@ -136,5 +138,9 @@ def register(app: typer.Typer) -> None:
         for path in [*files, *eml[-1:]]:
             console.print(f"  {path}")
         if not eml:
-            console.print(f"  (no mail in {mailbox} yet: this week's digest was sent on a run before)")
-        console.print("Next: README.md walks you to a real Slack workspace, Discord server and SMTP relay.")
+            console.print(
+                f"  (no mail in {mailbox} yet: this week's digest was sent on a run before)"
+            )
+        console.print(
+            "Next: README.md walks you to a real Slack workspace, Discord server and SMTP relay."
+        )

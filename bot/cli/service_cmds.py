@@ -3,35 +3,19 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from bot.app import AppContext, Service, adapter_status, open_app, run_service
+from bot.app import adapter_status, open_app, run_service
 from bot.cli._common import fail, load_settings, print_json, run
 from bot.config import Settings
 from bot.outbox import STATUSES
 from bot.outbox_admin import count_by_status, list_messages, oldest_due_age, retry_dead
-from bot.scheduler import PollSource, RunDueDigests
-
-
-def serve_services(host: str, port: int) -> Sequence[Service]:
-    """Long-running pieces `serve` runs beside the scheduler and worker.
-
-    Injection point: the web server (bound to host:port) and the Slack / Discord bots
-    are added here at merge.
-    """
-    del host, port
-    return ()
-
-
-def scheduler_jobs(ctx: AppContext) -> tuple[PollSource | None, RunDueDigests | None]:
-    """Injection point: (poll_source, run_due_digests) wired from ingest and digests."""
-    del ctx
-    return None, None
+from bot.poll import prepare_store
+from bot.wiring import scheduler_jobs, serve_services
 
 
 def _setup_logging() -> None:
@@ -129,12 +113,13 @@ def register(app: typer.Typer) -> None:
 
 async def _serve(settings: Settings, host: str, port: int) -> None:
     async with open_app(settings) as ctx:
+        await prepare_store(ctx)  # the topics catalog, synced at every start
         poll_source, run_due_digests = scheduler_jobs(ctx)
         await run_service(
             ctx,
             with_scheduler=True,
             with_worker=True,
-            extra_services=serve_services(host, port),
+            extra_services=serve_services(settings, host, port),
             poll_source=poll_source,
             run_due_digests=run_due_digests,
         )

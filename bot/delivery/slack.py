@@ -19,12 +19,10 @@ from typing import Any
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.chat_text import author_line, cut_at_sentence, cut_text, reason_summary
 from bot.config import Settings
 from bot.delivery.base import Delivered, DeliveryResult, Failed, Retry
-from bot.store.models import OutboxRow
 from bot.types import MessageKind, OutboundMessage, Platform, TargetKind
 
 log = logging.getLogger(__name__)
@@ -240,19 +238,6 @@ def _result_for(exc: SlackApiError) -> DeliveryResult:
     ):
         return Retry(reason=error)
     return Failed(reason=error)
-
-
-def outbox_progress_saver(sessions: async_sessionmaker[AsyncSession]) -> SaveProgress:
-    """Store a group's progress in its outbox row, so a retry resumes where Slack stopped."""
-
-    async def save(message_id: int, progress: dict[str, Any]) -> None:
-        async with sessions() as session:
-            row = await session.get(OutboxRow, message_id)
-            if row is not None:
-                row.payload = {**row.payload, "_progress": progress}
-                await session.commit()
-
-    return save
 
 
 class SlackChannel:
