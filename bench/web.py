@@ -27,10 +27,7 @@ from typing import Any
 import aiohttp
 import psycopg
 from pydantic import SecretStr
-from sqlalchemy import case, func
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col, select
 
 from bot.app import AppContext
 from bot.config import Settings
@@ -39,29 +36,10 @@ from bot.store.migrate import upgrade_sync
 from bot.store.models import Paper, PaperTopic, Person, Target, Topic
 from bot.tokens import make_token
 from bot.web import build_web_app, serve_web
+from bot.wiring import topic_momentum
 
 SLUG = "rl-for-llm-agents"
 NOW = datetime.now(UTC)
-
-
-async def momentum_stand_in(session: AsyncSession, slug: str, now: datetime) -> dict[str, Any]:
-    """Weekly counts of the topic's papers over 12 weeks, aggregated in one SQL query."""
-    start = now - timedelta(weeks=12)
-    published = col(Paper.published)
-    buckets = [
-        func.sum(case((published >= start + timedelta(weeks=w), 1), else_=0)) for w in range(12)
-    ]
-    row = (
-        await session.execute(
-            select(*buckets)
-            .join(PaperTopic, col(PaperTopic.paper_id) == col(Paper.id))
-            .join(Topic, col(Topic.id) == col(PaperTopic.topic_id))
-            .where(col(Topic.slug) == slug, published >= start)
-        )
-    ).one()
-    cumulative = [int(v or 0) for v in row] + [0]
-    weekly = [cumulative[w] - cumulative[w + 1] for w in range(12)]
-    return {"weekly": weekly, "line": f"{sum(weekly[8:])} papers in the last four weeks."}
 
 
 async def seed(db_url: str, settings: Settings, papers: int, people: int) -> list[str]:
@@ -113,7 +91,7 @@ def serve(db_url: str, settings: Settings, ports: Any, page_cache: float) -> Non
     async def run() -> None:
         engine = create_engine(db_url)
         ctx = AppContext(settings=settings, engine=engine, sessions=session_factory(engine))
-        app = build_web_app(ctx, momentum=momentum_stand_in, page_cache_seconds=page_cache)
+        app = build_web_app(ctx, momentum=topic_momentum(settings), page_cache_seconds=page_cache)
         runner = await serve_web(app, "127.0.0.1", 0)
         ports.put(runner.addresses[0][1])
         await asyncio.Event().wait()

@@ -8,7 +8,6 @@ second run reuses the store and its audience, and sends nothing twice.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ from bot.poll import PollResult, prepare_store, run_poll
 from bot.store.models import OutboxRow, Paper, Person, Target
 from bot.timeutil import utcnow
 from bot.types import Match, MessageKind, Platform, TargetKind
-from bot.workers import Worker
+from bot.workers import deliver_until_idle
 from digests.links import links_for
 from digests.momentum import last_complete_week
 from digests.schedule import enqueue_week
@@ -121,9 +120,10 @@ async def run_demo(
     async with ctx.sessions() as session:
         await enqueue_week(session=session, week=week, settings=settings, links=links_for(settings))
     run.digest_week = week
-    run.delivered = await deliver_all(
-        ctx,
-        {
+    run.delivered = await deliver_until_idle(
+        sessions=ctx.sessions,
+        settings=settings,
+        channels={
             Platform.CONSOLE: ConsoleChannel(str(out_dir / "console.txt")),
             Platform.EMAIL: email_channel,
         },
@@ -154,43 +154,3 @@ async def run_demo(
             ).scalar_one_or_none()
             run.digest = dict(row.payload) if row is not None else None
     return run
-
-
-async def deliver_all(
-    ctx: AppContext, channels: dict[Platform, Channel], *, limit_seconds: float = 60.0
-) -> int:
-    """Run one worker until no due row is left for these channels; returns rows sent."""
-    platforms = [str(p) for p in channels]
-
-    async def due() -> int:
-        async with ctx.sessions() as session:
-            stmt = (
-                select(func.count())
-                .select_from(OutboxRow)
-                .join(Target, col(Target.id) == col(OutboxRow.target_id))
-                .where(
-                    col(OutboxRow.status).in_(("pending", "sending")),
-                    col(OutboxRow.next_attempt_at) <= utcnow(),
-                    col(Target.platform).in_(platforms),
-                )
-            )
-            return int((await session.execute(stmt)).scalar_one())
-
-    async def sent() -> int:
-        async with ctx.sessions() as session:
-            stmt = select(func.count()).where(col(OutboxRow.status) == "sent")
-            return int((await session.execute(stmt)).scalar_one())
-
-    before = await sent()
-    stop = asyncio.Event()
-    worker = Worker(sessions=ctx.sessions, channels=channels, settings=ctx.settings)
-    task = asyncio.create_task(worker.run(stop))
-    deadline = asyncio.get_running_loop().time() + limit_seconds
-    try:
-        # Polling the store: the rows' state lives there, not in any event we could await.
-        while await due() and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110
-            await asyncio.sleep(0.2)
-    finally:
-        stop.set()
-        await task
-    return await sent() - before

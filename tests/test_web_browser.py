@@ -15,7 +15,7 @@ from tests.web_support import (
     CHROMIUM_ARGS,
     WebEnv,
     count,
-    deliver_outbox_mail_STAND_IN,
+    deliver_mail,
     first_link,
     running_web,
     smtp_sink,
@@ -69,8 +69,8 @@ async def test_follow_confirm_and_manage_in_a_real_browser(
     await page.goto(f"{web_env.base}/topics/rl-for-llm-agents")
     assert await page.locator("h1").inner_text() == "RL for LLM Agents"
     # The stylesheet applied under the CSP: the chart's bars have real heights.
-    height = await page.locator(".chart .bar").last.evaluate(
-        "e => e.getBoundingClientRect().height"
+    height = await page.locator(".chart .bar").evaluate_all(
+        "bars => Math.max(...bars.map(b => b.getBoundingClientRect().height))"
     )
     assert height > 10
     assert await _unlabelled_fields(page) == 0
@@ -86,9 +86,7 @@ async def test_follow_confirm_and_manage_in_a_real_browser(
     await _shot(page, tmp_path, "sent")
 
     async with smtp_sink() as (sink, port):
-        sent = await deliver_outbox_mail_STAND_IN(
-            web_env.sessions, port=port, mail_from=web_env.settings.mail_from
-        )
+        sent = await deliver_mail(web_env.sessions, web_env.settings, port=port)
     assert sent == 1
     assert len(sink.messages) == 1
     mail = sink.messages[0]

@@ -1,7 +1,7 @@
-"""Test helpers for the web area: a loopback server, an SMTP sink, seed data, stand-ins.
+"""Test helpers for the web area: a loopback server, an SMTP sink, seed data.
 
-`deliver_outbox_mail_STAND_IN` and `momentum_STAND_IN` stand in for the digests
-helper's EmailChannel and momentum function until the lead wires the real ones.
+Mail goes out the production way (outbox → worker → EmailChannel → SMTP); the topic
+page's momentum box is the real one (`bot.wiring.topic_momentum`).
 """
 
 from __future__ import annotations
@@ -17,19 +17,22 @@ from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from typing import Any
 
-import aiosmtplib
 from aiohttp import web
 from aiosmtpd.smtp import SMTP, Envelope
 from pydantic import SecretStr
 from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from sqlmodel import col, select
+from sqlmodel import select
 
 from bot.app import AppContext
 from bot.config import Settings
+from bot.delivery.email import EmailChannel
 from bot.store.engine import create_engine, session_factory
-from bot.store.models import OutboxRow, Paper, PaperTopic, Target, Topic
+from bot.store.models import Paper, PaperTopic, Topic
+from bot.types import Platform
 from bot.web import build_web_app
+from bot.wiring import topic_momentum
+from bot.workers import deliver_until_idle
 
 # Real time: tokens carry itsdangerous's wall-clock timestamp, so the app clock must agree.
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -119,65 +122,18 @@ def first_link(message: EmailMessage, path: str) -> str:
     return match.group(0)
 
 
-async def deliver_outbox_mail_STAND_IN(
-    sessions: async_sessionmaker[AsyncSession], *, port: int, mail_from: str
+async def deliver_mail(
+    sessions: async_sessionmaker[AsyncSession], settings: Settings, *, port: int
 ) -> int:
-    """Stand-in for the digests helper's EmailChannel: send pending email rows via SMTP."""
-    sent = 0
-    async with sessions() as session, session.begin():
-        rows = (
-            await session.execute(
-                select(OutboxRow)
-                .join(Target, col(Target.id) == col(OutboxRow.target_id))
-                .where(col(OutboxRow.status) == "pending", col(Target.platform) == "email")
-                .order_by(col(OutboxRow.id))
-            )
-        ).scalars()
-        for row in rows:
-            payload = row.payload
-            message = EmailMessage()
-            message["From"] = mail_from
-            message["To"] = payload["to"]
-            message["Subject"] = payload["subject"]
-            for name, value in payload.get("headers", {}).items():
-                message[name] = value
-            message.set_content(payload["text"])
-            message.add_alternative(payload["html"], subtype="html")
-            await aiosmtplib.send(message, hostname="127.0.0.1", port=port)
-            row.status, row.sent_at = "sent", datetime.now(UTC)
-            sent += 1
-    return sent
-
-
-async def momentum_STAND_IN(
-    session: AsyncSession, slug: str, now: datetime
-) -> dict[str, Any] | None:
-    """Stand-in for digests' momentum: weekly counts of the topic's papers, 12 weeks."""
-    topic = (await session.execute(select(Topic).where(col(Topic.slug) == slug))).scalar_one()
-    start = now - timedelta(weeks=12)
-    rows = await session.execute(
-        select(col(Paper.published))
-        .join(PaperTopic, col(PaperTopic.paper_id) == col(Paper.id))
-        .where(col(PaperTopic.topic_id) == topic.id, col(Paper.published) >= start)
-    )
-    weekly = [0] * 12
-    for (published,) in rows.all():
-        weekly[min(11, int((published - start) / timedelta(weeks=1)))] += 1
-    last, prev = sum(weekly[8:]), sum(weekly[4:8])
-    change = round((last - prev) / prev * 100) if prev else None
-    line = f"{last} papers in the last four weeks" + (
-        f", up {change}% on the four weeks before." if change and change > 0 else "."
-    )
-    return {
-        "count_4w": last,
-        "count_prev_4w": prev,
-        "change_pct": change,
-        "share_pct": None,
-        "spiking": False,
-        "p_value": None,
-        "weekly": weekly,
-        "line": line,
-    }
+    """Deliver the outbox's email rows the production way: a worker and the EmailChannel."""
+    smtp = settings.model_copy(update={"smtp_host": "127.0.0.1", "smtp_port": port})
+    channel = EmailChannel.from_settings(smtp)
+    try:
+        return await deliver_until_idle(
+            sessions=sessions, settings=smtp, channels={Platform.EMAIL: channel}
+        )
+    finally:
+        await channel.close()
 
 
 async def seed(
@@ -260,7 +216,7 @@ async def running_web(db_url: str) -> AsyncIterator[WebEnv]:
     clock = Clock()
     async with open_context(settings) as ctx:
         await seed(ctx.sessions)
-        app = build_web_app(ctx, momentum=momentum_STAND_IN, clock=clock)
+        app = build_web_app(ctx, momentum=topic_momentum(settings), clock=clock)
         async with serve_app(app, sock) as base:
             yield WebEnv(base, settings, ctx, clock, ctx.sessions)
 
