@@ -27,7 +27,7 @@ from bot.delivery.webhook import WebhookChannel
 from bot.leader import Leadership
 from bot.outbox import progress_saver
 from bot.scheduler import PollSource, RunDueDigests, build_scheduler
-from bot.store.engine import create_engine, session_factory
+from bot.store.engine import create_engine, is_sqlite, session_factory
 from bot.store.migrate import upgrade
 from bot.types import Platform
 from bot.workers import Worker
@@ -45,6 +45,12 @@ class AppContext:
     sessions: async_sessionmaker[AsyncSession]
     leader: Leadership | None = None  # set by run_service; /healthz reads leader.state()
     channels: dict[Platform, Channel] = field(default_factory=dict)
+    readers: async_sessionmaker[AsyncSession] | None = None  # read-only (SQLite: deferred)
+
+    @property
+    def read_sessions(self) -> async_sessionmaker[AsyncSession]:
+        """Sessions for pure reads (public pages): never wait for SQLite's write lock."""
+        return self.readers or self.sessions
 
 
 @asynccontextmanager
@@ -53,9 +59,19 @@ async def open_app(settings: Settings, *, migrate: bool = True) -> AsyncIterator
     if migrate:
         await upgrade(settings.database_url)
     engine = create_engine(settings.database_url)
+    # On SQLite, reads get their own engine that begins DEFERRED (a WAL snapshot);
+    # PostgreSQL's MVCC needs no such split.
+    reader = create_engine(settings.database_url, read_only=True) if is_sqlite(engine) else None
     try:
-        yield AppContext(settings=settings, engine=engine, sessions=session_factory(engine))
+        yield AppContext(
+            settings=settings,
+            engine=engine,
+            sessions=session_factory(engine),
+            readers=session_factory(reader) if reader is not None else None,
+        )
     finally:
+        if reader is not None:
+            await reader.dispose()
         await engine.dispose()
 
 

@@ -51,21 +51,25 @@ def is_sqlite(engine: AsyncEngine) -> bool:
     return engine.dialect.name == "sqlite"
 
 
-def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
-    """An AsyncEngine for `url` with papertide's per-backend settings applied."""
+def create_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> AsyncEngine:
+    """An AsyncEngine for `url` with papertide's per-backend settings applied.
+
+    `read_only` matters on SQLite only: its transactions begin DEFERRED and may not write,
+    so page views read a WAL snapshot without queueing behind writers for the lock.
+    """
     async_url, _ = driver_urls(url)
     if async_url.startswith("sqlite"):
         engine = create_async_engine(
             async_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **kwargs
         )
-        _configure_sqlite(engine)
+        _configure_sqlite(engine, read_only=read_only)
         return engine
     kwargs.setdefault("pool_pre_ping", True)
     kwargs.setdefault("pool_size", 10)
     return create_async_engine(async_url, **kwargs)
 
 
-def _configure_sqlite(engine: AsyncEngine) -> None:
+def _configure_sqlite(engine: AsyncEngine, *, read_only: bool) -> None:
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Let us issue BEGIN ourselves (below) instead of pysqlite's deferred BEGIN.
@@ -75,13 +79,15 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
+        if read_only:
+            cursor.execute("PRAGMA query_only=ON")
         cursor.close()
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Any) -> None:
         # IMMEDIATE takes the write lock up front, so two processes never deadlock
         # upgrading read locks: the busy timeout applies and nobody sees "database is locked".
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

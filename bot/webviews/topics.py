@@ -29,7 +29,7 @@ def _not_found(slug: str) -> web.Response:
 async def show_topics(request: web.Request) -> web.Response:
     """GET /topics: every active topic with its paper count."""
     d = deps(request)
-    async with d.ctx.sessions() as session:
+    async with d.ctx.read_sessions() as session:
         topics = await list_topics(session=session)
     return page("topics.html", topics=topics, public_url=d.ctx.settings.public_url)
 
@@ -45,7 +45,7 @@ async def show_topic(request: web.Request) -> web.Response:
     except ValueError:
         page_no = 1
     now = d.clock()
-    async with d.ctx.sessions() as session:
+    async with d.ctx.read_sessions() as session:
         topic = await find_active_topic(session=session, slug=slug)
         if topic is None or topic.id is None:
             return _not_found(slug)
@@ -54,7 +54,7 @@ async def show_topic(request: web.Request) -> web.Response:
             session=session, topic_id=topic.id, offset=(page_no - 1) * PAGE_SIZE
         )
     # Its own session, after the page's reads: a slow aggregate never holds the store.
-    momentum = await d.momentum.get(d.ctx.sessions, slug, now)
+    momentum = await d.momentum.get(d.ctx.read_sessions, slug, now)
     weekly = [int(n) for n in (momentum or {}).get("weekly", [])]
     first_week, last_week = week_labels(len(weekly) or 12, now)
     response = page(
@@ -80,7 +80,7 @@ async def show_feed(request: web.Request) -> web.Response:
     if (cached := d.pages.get(request.path_qs)) is not None:
         return cached
     slug = request.match_info["slug"]
-    async with d.ctx.sessions() as session:
+    async with d.ctx.read_sessions() as session:
         topic = await find_active_topic(session=session, slug=slug)
         if topic is None or topic.id is None:
             return _not_found(slug)
