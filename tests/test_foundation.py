@@ -139,5 +139,5 @@ async def test_sqlite_readers_read_a_snapshot_while_a_writer_holds_the_lock(
             assert seen == 0  # the snapshot from before the writer's uncommitted row
         async with ctx.read_sessions() as reader:
             reader.add(Topic(slug="y", name="Y"))
-            with pytest.raises(OperationalError, match="readonly|read-only|query_only"):
+            with pytest.raises(OperationalError, match=r"readonly|read-only|query_only"):
                 await reader.commit()
