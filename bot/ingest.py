@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.store.dialect import dialect_insert
 from bot.store.models import AlertMatch, Paper, PaperTopic
 from bot.timeutil import utcnow
 from bot.types import AnnounceType, Author, Match, MatchKind, PaperMatcher, PaperRecord
@@ -251,7 +252,7 @@ _UPDATE = (
 async def _insert_papers(session: AsyncSession, rows: list[dict[str, Any]]) -> list[str]:
     if not rows:
         return []
-    stmt = _dialect_insert(session, PAPER).on_conflict_do_nothing(index_elements=["id"])
+    stmt = dialect_insert(session, PAPER).on_conflict_do_nothing(index_elements=["id"])
     result = await session.execute(stmt.returning(PAPER.c.id), rows)
     return [pid for (pid,) in result]
 
@@ -280,21 +281,10 @@ async def _store_matches(
     ):
         if not rows:
             continue
-        stmt = _dialect_insert(session, table).on_conflict_do_nothing()
+        stmt = dialect_insert(session, table).on_conflict_do_nothing()
         result = await session.execute(stmt.returning(table.c[ref], table.c.paper_id), rows)
         fresh += [by_key[(kind, int(ref_id), pid)] for ref_id, pid in result]
     return fresh
-
-
-def _dialect_insert(session: AsyncSession, table: Any) -> Any:
-    assert session.bind is not None
-    if session.bind.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        return pg_insert(table)
-    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-    return sqlite_insert(table)
 
 
 def _chunks(items: Sequence[str], size: int = _CHUNK) -> Iterable[Sequence[str]]:

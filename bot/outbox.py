@@ -20,13 +20,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import insert, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
 from bot.delivery.base import Delivered, DeliveryResult, Failed, Retry
+from bot.store.dialect import insert_ignore
 from bot.store.models import OutboxRow, Target
 from bot.timeutil import as_utc, utcnow
 from bot.types import MessageKind, OutboundMessage, Platform, TargetKind, TargetRef
@@ -74,16 +73,7 @@ async def enqueue(
         "next_attempt_at": not_before or utcnow(),
         "created_at": utcnow(),
     }
-    dialect = _dialect(session)
-    stmt: Any
-    if dialect == "postgresql":
-        stmt = pg_insert(OutboxRow).values(**values).on_conflict_do_nothing(index_elements=["key"])
-    elif dialect == "sqlite":
-        stmt = (
-            sqlite_insert(OutboxRow).values(**values).on_conflict_do_nothing(index_elements=["key"])
-        )
-    else:
-        stmt = insert(OutboxRow).values(**values)
+    stmt = insert_ignore(session, OutboxRow, "key", **values)
     # RETURNING tells inserted from skipped on both backends (rowcount does not, reliably).
     result = await session.execute(stmt.returning(OutboxRow.id))
     return result.scalar_one_or_none() is not None

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, or_, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from bot.errors import PapertideError
+from bot.store.dialect import insert_ignore
 from bot.store.models import Alert, Person, ProcessedEvent, Subscription, Target, Topic
 from bot.timeutil import utcnow
 from bot.types import Platform, TargetKind
@@ -57,15 +56,6 @@ class NotFollowing(PapertideError):
     """The target does not follow that topic."""
 
 
-def _insert_ignore(session: AsyncSession, table: Any, **values: Any) -> Any:
-    dialect = session.bind.dialect.name if session.bind is not None else ""
-    if dialect == "postgresql":
-        return pg_insert(table).values(**values).on_conflict_do_nothing()
-    if dialect == "sqlite":
-        return sqlite_insert(table).values(**values).on_conflict_do_nothing()
-    return insert(table).values(**values)
-
-
 async def get_or_create_target(
     *, session: AsyncSession, platform: Platform, workspace: str, address: str, kind: TargetKind
 ) -> Target:
@@ -74,7 +64,7 @@ async def get_or_create_target(
     INSERT … ON CONFLICT DO NOTHING first, so two concurrent commands still yield one row.
     """
     await session.execute(
-        _insert_ignore(
+        insert_ignore(
             session,
             Target,
             platform=str(platform),
@@ -152,7 +142,7 @@ async def list_topics(*, session: AsyncSession, words: str = "") -> list[Topic]:
 async def follow_topic(*, session: AsyncSession, target: Target, topic: Topic) -> bool:
     """Subscribe; False when the target already followed the topic."""
     result = await session.execute(
-        _insert_ignore(
+        insert_ignore(
             session, Subscription, target_id=target.id, topic_id=topic.id, created_at=utcnow()
         ).returning(col(Subscription.id))
     )
@@ -329,7 +319,7 @@ async def disable_targets(
 async def claim_event(*, session: AsyncSession, platform: Platform, event_id: str) -> bool:
     """Record a platform event id; False when it was seen before (a retried delivery)."""
     result = await session.execute(
-        _insert_ignore(
+        insert_ignore(
             session, ProcessedEvent, event_id=event_id, platform=str(platform), seen_at=utcnow()
         ).returning(col(ProcessedEvent.event_id))
     )

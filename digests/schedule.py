@@ -16,14 +16,13 @@ from datetime import UTC, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import insert, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from bot.config import Settings
 from bot.outbox import enqueue, message_key
+from bot.store.dialect import dialect_insert
 from bot.store.models import OutboxRow, Person, Target
 from bot.timeutil import utcnow
 from bot.types import MessageKind, Platform, TargetKind
@@ -93,15 +92,8 @@ async def ensure_email_targets(
         }
         for email, p in wanted.items()
     ]
-    dialect = session.bind.dialect.name if session.bind is not None else ""
-    stmt: Any
-    if dialect in ("postgresql", "sqlite"):
-        ins = pg_insert(Target) if dialect == "postgresql" else sqlite_insert(Target)
-        stmt = ins.values(rows).on_conflict_do_nothing(
-            index_elements=["platform", "workspace", "address"]
-        )
-    else:
-        stmt = insert(Target).values(rows)
+    stmt = dialect_insert(session, Target).values(rows)
+    stmt = stmt.on_conflict_do_nothing(index_elements=["platform", "workspace", "address"])
     await session.execute(stmt)
     found = await session.execute(
         select(Target).where(
