@@ -96,7 +96,7 @@ HELP = (
     ("alert test <query>", "what a query would have matched in the last four weeks"),
     ("alerts", "your alerts"),
     ("digest <email>", "a weekly email digest of what you follow; `digest off` stops it"),
-    ("mute <topic> <duration> [me]", "hold a topic for e.g. `2h`, `3d`, `1w`"),
+    ("mute <topic> <duration> [me]", "pause a topic's papers for e.g. `2h`, `3d`, `1w`"),
     ("quiet-hours 22-07 [time zone] [me]", "hold alerts overnight, then one summary; `off`"),
 )
 

@@ -22,3 +22,10 @@ def test_env_example_lists_every_setting() -> None:
     assert text == settings_doc.env_example() + "\n", "run: papertide config --env-example"
     for name in Settings.model_fields:
         assert f"PAPERTIDE_{name.upper()}=" in text
+
+
+def test_example_topics_file_in_deploy_loads() -> None:
+    from bot.topics import load_topics
+
+    topics = load_topics(ROOT / "deploy" / "topics.toml")
+    assert {t.slug for t in topics} >= {"rl-for-llm-agents", "our-lab"}

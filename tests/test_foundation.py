@@ -141,3 +141,15 @@ async def test_sqlite_readers_read_a_snapshot_while_a_writer_holds_the_lock(
             reader.add(Topic(slug="y", name="Y"))
             with pytest.raises(OperationalError, match=r"readonly|read-only|query_only"):
                 await reader.commit()
+
+
+def test_log_lines_carry_their_structured_fields() -> None:
+    import logging
+
+    from bot.logs import KeyValueFormatter
+
+    record = logging.makeLogRecord(
+        {"msg": "poll.done", "levelname": "INFO", "name": "bot.poll", "source": "arxiv", "new": 12}
+    )
+    line = KeyValueFormatter("%(levelname)s %(name)s %(message)s").format(record)
+    assert line == "INFO bot.poll poll.done source=arxiv new=12"

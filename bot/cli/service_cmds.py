@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import typer
@@ -12,16 +11,11 @@ from rich.table import Table
 from bot.app import adapter_status, open_app, run_service
 from bot.cli._common import fail, load_settings, print_json, run
 from bot.config import Settings
+from bot.logs import setup_logging
 from bot.outbox import STATUSES
 from bot.outbox_admin import count_by_status, list_messages, oldest_due_age, retry_dead
 from bot.poll import prepare_store
 from bot.wiring import scheduler_jobs, serve_services
-
-
-def _setup_logging() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    # One line per HTTP request would drown the service's own events (and cost CPU).
-    logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 def register(app: typer.Typer) -> None:
@@ -35,7 +29,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run everything in one process: scheduler, a delivery worker, web and bots."""
         settings = load_settings()
-        _setup_logging()
+        setup_logging()
         for name, on, variable in adapter_status(settings):
             state = "on " if on else "off"
             hint = "" if on else f"  (set {variable} to turn it on)"
@@ -52,7 +46,7 @@ def register(app: typer.Typer) -> None:
         settings = load_settings()
         if concurrency:
             settings = settings.model_copy(update={"worker_concurrency": concurrency})
-        _setup_logging()
+        setup_logging()
         run(_worker(settings))
 
     @outbox.command("list")
