@@ -24,6 +24,7 @@ from bot.errors import PapertideError
 from bot.http import HttpDeps, RateLimiter, build_client
 from bot.ingest import ingest_batch
 from bot.matching import load_engine
+from bot.refile import refile_topics
 from bot.sources.arxiv_api import ArxivApiSource
 from bot.sources.base import Batch, Source, SourceContext, StoredState, create_source
 from bot.store.models import SourceState, Topic
@@ -62,6 +63,7 @@ async def prepare_store(ctx: AppContext) -> SyncReport:
     topics = load_topics(ctx.settings.topics_file)
     async with ctx.sessions() as session, session.begin():
         report = await sync_topics(session=session, topics=topics)
+        await refile_topics(session=session, slugs=report.refile)
     log.info("topics.synced", extra={"added": report.added, "changed": report.changed})
     return report
 

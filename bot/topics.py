@@ -141,12 +141,16 @@ class SyncReport:
     added: int
     changed: int
     deactivated: int
+    # Topics whose matching changed (new, or a new query or categories): their stored
+    # papers must be filed again.
+    refile: tuple[str, ...] = ()
 
 
 async def sync_topics(*, session: AsyncSession, topics: list[TopicSpec]) -> SyncReport:
     """Upsert the catalog into the store by slug; topics no longer listed go inactive."""
     existing = {t.slug: t for t in (await session.execute(select(Topic))).scalars()}
     added = changed = deactivated = 0
+    refile: list[str] = []
     now = utcnow()
     for spec in topics:
         values: dict[str, Any] = {
@@ -161,7 +165,14 @@ async def sync_topics(*, session: AsyncSession, topics: list[TopicSpec]) -> Sync
         if row is None:
             session.add(Topic(slug=spec.slug, updated_at=now, **values))
             added += 1
+            refile.append(spec.slug)
         elif any(getattr(row, k) != v for k, v in values.items()):
+            if (row.query, list(row.categories), row.active) != (
+                spec.query,
+                list(spec.categories),
+                True,
+            ):
+                refile.append(spec.slug)
             for key, value in values.items():
                 setattr(row, key, value)
             row.updated_at = now
@@ -172,7 +183,7 @@ async def sync_topics(*, session: AsyncSession, topics: list[TopicSpec]) -> Sync
             row.updated_at = now
             deactivated += 1
     await session.flush()
-    return SyncReport(added=added, changed=changed, deactivated=deactivated)
+    return SyncReport(added=added, changed=changed, deactivated=deactivated, refile=tuple(refile))
 
 
 def all_categories(topics: list[TopicSpec]) -> tuple[str, ...]:
