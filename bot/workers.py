@@ -97,7 +97,10 @@ class Worker:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Claim, send and settle until `stop` is set; then drain and release."""
-        log.info("worker.start", extra={"owner": self.owner, "platforms": sorted(self._channels)})
+        log.info(
+            "worker.start",
+            extra={"owner": self.owner, "platforms": ",".join(sorted(map(str, self._channels)))},
+        )
         flusher = asyncio.create_task(self._flush_loop(stop))
         upkeep = asyncio.create_task(self._upkeep_loop(stop))
         try:
