@@ -1,12 +1,15 @@
 """Benchmark: ingest arXiv API pages from a local server into SQLite and PostgreSQL.
 
     .venv/bin/python bench/ingest.py [--counts 10000,50000] [--backends sqlite,postgresql]
+                                     [--matcher stub|engine|none]
 
 A server process serves pre-generated Atom pages (2,000 entries each, arXiv's recorded
 format) for N records; each (backend, N) runs in a fresh worker process that polls them
 through the real path (ArxivApiSource -> ingest_batch -> bulk upsert + matches) and
 reports papers/s, CPU seconds and its peak RSS. Memory flat in N shows the streaming.
-The matcher stands in for the engine with about one topic per paper.
+The matcher (`--matcher`) is `stub` (about one topic per paper, nearly free: the ingest
+path alone), `engine` (the real compiled engine from the bundled topics, no alerts, as a
+poll runs it) or `none` (matches nothing); the difference between runs is the engine's share.
 """
 
 from __future__ import annotations
@@ -108,7 +111,14 @@ class OneTopicMatcher:
         return [Match(paper.id, MatchKind.TOPIC, tid, ("cs.LG",))]
 
 
-async def work(db_url: str, port: int, count: int) -> dict[str, float]:
+class NoMatcher:
+    """Matches nothing: the floor under both other matchers."""
+
+    def match(self, paper):  # type: ignore[no-untyped-def]
+        return []
+
+
+async def work(db_url: str, port: int, count: int, matcher_name: str) -> dict[str, float]:
     from sqlalchemy import select
 
     from bot.app import open_app
@@ -128,6 +138,7 @@ async def work(db_url: str, port: int, count: int) -> dict[str, float]:
         await prepare_store(ctx)
         async with ctx.sessions() as session:
             ids = [int(i) for i in (await session.execute(select(Topic.id))).scalars() if i]
+        matcher = {"stub": OneTopicMatcher(ids), "none": NoMatcher(), "engine": None}[matcher_name]
         http = build_http(settings)
         source = ArxivApiSource(
             "arxiv", SourceContext(settings, http, ("cs.LG",)), since=END - SPAN, now=END
@@ -135,7 +146,7 @@ async def work(db_url: str, port: int, count: int) -> dict[str, float]:
         wall, cpu = time.perf_counter(), time.process_time()
         result = await run_poll(
             settings=settings, sessions=ctx.sessions, source_name="arxiv", source=source,
-            http=http, matcher=OneTopicMatcher(ids),
+            http=http, matcher=matcher,
         )  # fmt: skip
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         await http.client.aclose()
@@ -169,6 +180,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--counts", default="10000,50000")
     parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--matcher", choices=("stub", "engine", "none"), default="stub")
     parser.add_argument("--serve", type=int)
     parser.add_argument("--work", nargs=3, metavar=("DB_URL", "PORT", "COUNT"))
     args = parser.parse_args()
@@ -177,7 +189,7 @@ def main() -> None:
         return
     if args.work:
         db, port, count = args.work
-        print(json.dumps(asyncio.run(work(db, int(port), int(count)))))
+        print(json.dumps(asyncio.run(work(db, int(port), int(count), args.matcher))))
         return
     counts = [int(c) for c in args.counts.split(",")]
     server = subprocess.Popen(
@@ -191,10 +203,9 @@ def main() -> None:
             for backend in args.backends.split(","):
                 for count in counts:
                     db = fresh_db(backend, Path(tmp), f"{backend}{count}")
-                    out = subprocess.run(
-                        [sys.executable, __file__, "--work", db, str(port), str(count)],
-                        capture_output=True, text=True, check=True,
-                    )  # fmt: skip
+                    cmd = [sys.executable, __file__, "--work", db, str(port), str(count)]
+                    cmd += ["--matcher", args.matcher]
+                    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
                     r = json.loads(out.stdout.strip().splitlines()[-1])
                     per_cpu = round(r["papers"] / max(r["cpu_seconds"], 0.01))
                     cells = [r["papers"], r["seconds"], r["papers_per_s"], r["cpu_seconds"]]

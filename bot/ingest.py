@@ -10,6 +10,7 @@ Running the same batch twice stores nothing twice and reports no new match.
 from __future__ import annotations
 
 import logging
+import operator
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -19,6 +20,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.sources.gcpause import paused_gc
 from bot.store.dialect import dialect_insert
 from bot.store.models import AlertMatch, Paper, PaperTopic
 from bot.timeutil import utcnow
@@ -64,24 +66,46 @@ def clean_text(text: str) -> str:
 
 def normalize(record: PaperRecord) -> PaperRecord:
     """A record with tidy text, NFC names and each category once (primary first)."""
-    return replace(
-        record,
+    # Built directly, not with dataclasses.replace: this runs for every paper ingested.
+    return PaperRecord(
+        id=record.id,
+        version=record.version,
         title=clean_text(record.title),
         abstract=clean_text(record.abstract),
+        authors=_clean_authors(record.authors),
+        categories=tuple(dict.fromkeys(c.strip() for c in record.categories if c.strip())),
+        published=record.published,
+        updated=record.updated,
+        source=record.source,
         comment=clean_text(record.comment),
         journal_ref=clean_text(record.journal_ref),
         doi=record.doi.strip().lower(),
-        authors=tuple(_clean_author(a) for a in record.authors if a.name.strip()),
-        categories=tuple(dict.fromkeys(c.strip() for c in record.categories if c.strip())),
+        links=record.links,
+        announce_type=record.announce_type,
     )
+
+
+def _clean_authors(authors: tuple[Author, ...]) -> tuple[Author, ...]:
+    cleaned = tuple(_clean_author(a) for a in authors if a.name.strip())
+    # Keep the tuple the source built when nothing changed: fewer objects per paper.
+    if len(cleaned) == len(authors) and all(map(operator.is_, cleaned, authors)):
+        return authors
+    return cleaned
 
 
 def _clean_author(author: Author) -> Author:
     name = clean_text(author.name)
-    affiliations = tuple(clean_text(x) for x in author.affiliations if x.strip())
-    if name == author.name and affiliations == author.affiliations:
+    affiliations = author.affiliations
+    if affiliations and not all(map(_is_clean, affiliations)):
+        affiliations = tuple(clean_text(x) for x in affiliations if x.strip())
+    if name == author.name and affiliations is author.affiliations:
         return author
     return Author(name, affiliations)
+
+
+def _is_clean(text: str) -> bool:
+    """True when clean_text would return `text` unchanged and keep it (cheap C checks)."""
+    return bool(text) and clean_text(text) is text
 
 
 def merge(old: PaperRecord, new: PaperRecord) -> PaperRecord:
@@ -108,11 +132,33 @@ async def ingest_batch(
     """Persist one batch (caller commits); returns what is new, changed and newly matched."""
     now = now or utcnow()
     report = IngestReport()
+    # The pure steps run with the collector paused (see bot/sources/gcpause.py).
+    with paused_gc():
+        normalized = [normalize(r) for r in records]
     batch: dict[str, PaperRecord] = {}
-    for record in await _alias_dois(session, [normalize(r) for r in records]):
+    for record in await _alias_dois(session, normalized):
         seen = batch.get(record.id)
         batch[record.id] = merge(seen, record) if seen else record
     known = await _load_known(session, list(batch))
+    with paused_gc():
+        inserts, updates, to_match = _plan(batch, known, now, report)
+    inserted = await _insert_papers(session, inserts)
+    report.new += inserted
+    to_match += [batch[pid] for pid in inserted]
+    report.unchanged += len(inserts) - len(inserted)  # another process stored them first
+    if updates:
+        await session.execute(_UPDATE, updates)
+    report.new_matches = await _store_matches(session, to_match, matcher, now)
+    return report
+
+
+def _plan(
+    batch: dict[str, PaperRecord],
+    known: dict[str, PaperRecord],
+    now: datetime,
+    report: IngestReport,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[PaperRecord]]:
+    """Rows to insert, rows to update and changed papers to match; counts the rest."""
     inserts: list[dict[str, Any]] = []
     updates: list[dict[str, Any]] = []
     to_match: list[PaperRecord] = []
@@ -132,14 +178,7 @@ async def ingest_batch(
         updates.append({"b_id": paper_id} | {f"v_{c}": row_now[c] for c in _UPDATED_COLUMNS})
         report.updated.append(paper_id)
         to_match.append(final)
-    inserted = await _insert_papers(session, inserts)
-    report.new += inserted
-    to_match += [batch[pid] for pid in inserted]
-    report.unchanged += len(inserts) - len(inserted)  # another process stored them first
-    if updates:
-        await session.execute(_UPDATE, updates)
-    report.new_matches = await _store_matches(session, to_match, matcher, now)
-    return report
+    return inserts, updates, to_match
 
 
 async def _alias_dois(session: AsyncSession, records: list[PaperRecord]) -> list[PaperRecord]:
@@ -263,17 +302,18 @@ async def _store_matches(
     topic_rows: list[dict[str, Any]] = []
     alert_rows: list[dict[str, Any]] = []
     by_key: dict[tuple[MatchKind, int, str], Match] = {}
-    for paper in papers:
-        for match in matcher.match(paper):
-            key = (match.kind, match.ref_id, match.paper_id)
-            if key in by_key:
-                continue
-            by_key[key] = match
-            row = {"paper_id": match.paper_id, "terms": list(match.terms), "matched_at": now}
-            if match.kind == MatchKind.TOPIC:
-                topic_rows.append(row | {"topic_id": match.ref_id})
-            else:
-                alert_rows.append(row | {"alert_id": match.ref_id})
+    with paused_gc():
+        for paper in papers:
+            for match in matcher.match(paper):
+                key = (match.kind, match.ref_id, match.paper_id)
+                if key in by_key:
+                    continue
+                by_key[key] = match
+                row = {"paper_id": match.paper_id, "terms": list(match.terms), "matched_at": now}
+                if match.kind == MatchKind.TOPIC:
+                    topic_rows.append(row | {"topic_id": match.ref_id})
+                else:
+                    alert_rows.append(row | {"alert_id": match.ref_id})
     fresh: list[Match] = []
     for kind, table, ref, rows in (
         (MatchKind.TOPIC, PAPER_TOPIC, "topic_id", topic_rows),
