@@ -176,6 +176,17 @@ def fresh_db(backend: str, tmp: Path, tag: str) -> str:
     return base.rsplit("/", 1)[0] + f"/{name}"
 
 
+def drop_db(url: str) -> None:
+    """Drop a bench PostgreSQL database (SQLite files go with the temp dir)."""
+    if not url.startswith("postgresql"):
+        return
+    import psycopg
+
+    base, name = url.rsplit("/", 1)
+    with psycopg.connect(f"{base}/test", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--counts", default="10000,50000")
@@ -205,7 +216,10 @@ def main() -> None:
                     db = fresh_db(backend, Path(tmp), f"{backend}{count}")
                     cmd = [sys.executable, __file__, "--work", db, str(port), str(count)]
                     cmd += ["--matcher", args.matcher]
-                    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+                    try:
+                        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+                    finally:
+                        drop_db(db)
                     r = json.loads(out.stdout.strip().splitlines()[-1])
                     per_cpu = round(r["papers"] / max(r["cpu_seconds"], 0.01))
                     cells = [r["papers"], r["seconds"], r["papers_per_s"], r["cpu_seconds"]]
