@@ -20,6 +20,7 @@ import sys
 import unicodedata
 from bisect import bisect_left
 from functools import cache
+from itertools import chain, pairwise
 
 from bot.types import PaperRecord
 
@@ -126,7 +127,16 @@ class PaperText:
     name, one per affiliation… Phrases and names never match across two segments.
     """
 
-    __slots__ = ("_categories", "_keys", "_names", "_record", "_segments", "_sorted", "_tokens")
+    __slots__ = (
+        "_categories",
+        "_keys",
+        "_names",
+        "_pairs",
+        "_record",
+        "_segments",
+        "_sorted",
+        "_tokens",
+    )
 
     def __init__(self, record: PaperRecord) -> None:
         self._record = record
@@ -136,6 +146,7 @@ class PaperText:
         self._keys: frozenset[str] | None = None
         self._names: frozenset[str] | None = None
         self._sorted: dict[str, list[str]] = {}
+        self._pairs: dict[str, frozenset[tuple[str, str]]] = {}
 
     @property
     def paper_id(self) -> str:
@@ -152,6 +163,18 @@ class PaperText:
         found = self._tokens.get(field)
         if found is None:
             found = self._tokens[field] = frozenset().union(*self.segments(field))
+        return found
+
+    def pairs(self, field: str) -> frozenset[tuple[str, str]]:
+        """Every two consecutive words of a field, inside one segment."""
+        found = self._pairs.get(field)
+        if found is None:
+            if field == "all":
+                found = self.pairs("ti") | self.pairs("abs")
+            else:
+                segs = self.segments(field)
+                found = frozenset(chain.from_iterable(map(pairwise, segs)))
+            self._pairs[field] = found
         return found
 
     def has_prefix(self, field: str, prefix: str) -> bool:
