@@ -24,11 +24,11 @@ entries. User input is never turned into a regular expression.
 from __future__ import annotations
 
 import logging
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from itertools import compress
+from itertools import compress, repeat
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -92,6 +92,8 @@ def compile_check(tree: Tree) -> Check:
     subs = tuple(compile_check(i) for i in items if not isinstance(i, int))
     bans = tuple(compile_check(i) for i in excluded if not isinstance(i, int))
     if is_or:
+        if not subs:
+            return lambda true: not need.isdisjoint(true)
         return lambda true: not need.isdisjoint(true) or any(c(true) for c in subs)
     if not (subs or bans):
         if not veto:
@@ -124,8 +126,25 @@ class _Query:
     repeats: bool  # two positive patterns have the same label
 
 
+_new = object.__new__
+_SETTERS = tuple(getattr(Match, name).__set__ for name in ("paper_id", "kind", "ref_id", "terms"))
+
+
 def _build_matches(paper_id: str, rows: list[Row]) -> list[Match]:
-    return [Match(paper_id, kind, ref_id, terms) for kind, ref_id, terms in rows]
+    """`[Match(paper_id, *row) for row in rows]`, built column by column in C loops.
+
+    A paper matches ~150 queries, so this runs ~300,000 times a day: the generated
+    __init__ of a frozen dataclass costs about twice as much as filling the slots.
+    """
+    if not rows:
+        return []
+    n = len(rows)
+    found: list[Match] = list(map(_new, repeat(Match, n)))
+    for setter, column in zip(
+        _SETTERS, (repeat(paper_id, n), *zip(*rows, strict=True)), strict=True
+    ):
+        deque(map(setter, found, column), maxlen=0)
+    return found
 
 
 class MatchEngine:
