@@ -122,49 +122,50 @@ class PatternIndex:
 
     def __init__(self) -> None:
         self._patterns: dict[int, Pattern] = {}
-        # sure? -> key space -> key -> pattern ids
-        self._exact: dict[bool, dict[str, dict[Hashable, set[int]]]] = {True: {}, False: {}}
-        self._prefix: dict[bool, dict[str, _PrefixTable]] = {True: {}, False: {}}
+        self._exact: dict[str, dict[Hashable, set[int]]] = {}  # space -> key -> ids
+        self._prefix: dict[str, _PrefixTable] = {}  # space -> prefixes
+        self._unsure: set[int] = set()  # ids whose key only makes them candidates
 
     def key_count(self) -> int:
         """How many distinct keys are filed (for diagnostics)."""
-        exact = sum(len(t) for kind in self._exact.values() for t in kind.values())
-        return exact + sum(len(t.table) for kind in self._prefix.values() for t in kind.values())
+        exact = sum(len(table) for table in self._exact.values())
+        return exact + sum(len(table.table) for table in self._prefix.values())
 
     def add(self, pid: int, pattern: Pattern) -> None:
         self._patterns[pid] = pattern
-        spaces, key, is_prefix, sure = index_key(pattern)
-        for space in _spaces(spaces):
+        field, key, is_prefix, sure = index_key(pattern)
+        if not sure:
+            self._unsure.add(pid)
+        for space in _spaces(field):
             if is_prefix:
                 assert isinstance(key, str)
-                self._prefix[sure].setdefault(space, _PrefixTable()).add(key, pid)
+                self._prefix.setdefault(space, _PrefixTable()).add(key, pid)
             else:
-                self._exact[sure].setdefault(space, {}).setdefault(key, set()).add(pid)
+                self._exact.setdefault(space, {}).setdefault(key, set()).add(pid)
 
     def remove(self, pid: int) -> None:
         pattern = self._patterns.pop(pid)
-        spaces, key, is_prefix, sure = index_key(pattern)
-        for space in _spaces(spaces):
+        self._unsure.discard(pid)
+        field, key, is_prefix, _ = index_key(pattern)
+        for space in _spaces(field):
             if is_prefix:
                 assert isinstance(key, str)
-                self._prefix[sure][space].remove(key, pid)
+                self._prefix[space].remove(key, pid)
             else:
-                _discard(self._exact[sure][space], key, pid)
+                _discard(self._exact[space], key, pid)
 
     def find(self, text: PaperText) -> set[int]:
         """Exactly the ids of the filed patterns the paper matches."""
-        true = self._lookup(text, sure=True)
-        patterns = self._patterns
-        for pid in set(self._lookup(text, sure=False)).difference(true):
-            if pattern_matches(patterns[pid], text):
-                true.append(pid)
-        return set(true)
-
-    def _lookup(self, text: PaperText, *, sure: bool) -> list[int]:
         found: list[int] = []
-        for space, index in self._exact[sure].items():
+        for space, index in self._exact.items():
             for key in index.keys() & _paper_keys(text, space):
                 found += index[key]
-        for space, table in self._prefix[sure].items():
+        for space, table in self._prefix.items():
             table.find(text.categories if space == "cat" else text.tokens(space), found)
-        return found
+        true = set(found)
+        unsure = true.intersection(self._unsure)
+        if unsure:
+            true -= unsure
+            patterns = self._patterns
+            true.update([pid for pid in unsure if pattern_matches(patterns[pid], text)])
+        return true
