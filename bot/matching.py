@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import compress, repeat
@@ -37,8 +37,10 @@ from sqlmodel import col, select
 from bot.errors import PapertideError, QueryError
 from bot.match_index import PatternIndex
 from bot.match_terms import (
+    Check,
     Pattern,
     Tree,
+    compile_check,
     compile_term,
     compile_tree,
     positive_leaves,
@@ -76,37 +78,6 @@ def topic_query(query: str, categories: Sequence[str]) -> Node | None:
     if cats:
         parts.append(make_or(cats))
     return make_and(parts, []) if parts else None
-
-
-Check = Callable[[set[int]], bool]  # does a query hold, given the paper's patterns
-
-
-def compile_check(tree: Tree) -> Check:
-    """The tree as one callable over the set of the paper's patterns, with the answers
-    of `holds`; the common shapes become one set method, run in C."""
-    if isinstance(tree, int):
-        return frozenset((tree,)).issubset
-    is_or, items, excluded, _ = tree
-    need = frozenset(i for i in items if isinstance(i, int))
-    veto = frozenset(i for i in excluded if isinstance(i, int))
-    subs = tuple(compile_check(i) for i in items if not isinstance(i, int))
-    bans = tuple(compile_check(i) for i in excluded if not isinstance(i, int))
-    if is_or:
-        if not subs:
-            return lambda true: not need.isdisjoint(true)
-        return lambda true: not need.isdisjoint(true) or any(c(true) for c in subs)
-    if not (subs or bans):
-        if not veto:
-            return need.issubset
-        if not need:
-            return veto.isdisjoint
-        return lambda true: need.issubset(true) and veto.isdisjoint(true)
-    return lambda true: (
-        need.issubset(true)
-        and veto.isdisjoint(true)
-        and all(c(true) for c in subs)
-        and not any(c(true) for c in bans)
-    )
 
 
 Row = tuple[MatchKind, int, tuple[str, ...]]  # a Match without its paper
