@@ -147,6 +147,37 @@ def holds(tree: Tree, test: Callable[[int], bool]) -> bool:
     return True
 
 
+Check = Callable[[set[int]], bool]  # does a query hold, given the paper's patterns
+
+
+def compile_check(tree: Tree) -> Check:
+    """The tree as one callable over the set of the paper's patterns, with the answers
+    of `holds`; the common shapes become one set method, run in C."""
+    if isinstance(tree, int):
+        return frozenset((tree,)).issubset
+    is_or, items, excluded, _ = tree
+    need = frozenset(i for i in items if isinstance(i, int))
+    veto = frozenset(i for i in excluded if isinstance(i, int))
+    subs = tuple(compile_check(i) for i in items if not isinstance(i, int))
+    bans = tuple(compile_check(i) for i in excluded if not isinstance(i, int))
+    if is_or:
+        if not subs:
+            return lambda true: not need.isdisjoint(true)
+        return lambda true: not need.isdisjoint(true) or any(c(true) for c in subs)
+    if not (subs or bans):
+        if not veto:
+            return need.issubset
+        if not need:
+            return veto.isdisjoint
+        return lambda true: need.issubset(true) and veto.isdisjoint(true)
+    return lambda true: (
+        need.issubset(true)
+        and veto.isdisjoint(true)
+        and all(c(true) for c in subs)
+        and not any(c(true) for c in bans)
+    )
+
+
 def positive_leaves(tree: Tree) -> list[int]:
     if isinstance(tree, int):
         return [tree]

@@ -5,16 +5,16 @@ cost, never what the total number of alerts costs:
 
 1. Every term of every query becomes a `Pattern` (folded words; interned, so 3,000
    alerts on `GRPO` share one pattern, decided once per paper).
-2. Every pattern is indexed under one key that any paper it matches must have: an
-   exact word of its field, a word prefix (`agent*`), a category, or for names the
-   (surname, initial) pair. A paper's distinct words are intersected with these
-   hash tables (prefixes through a per-word cache); one-word patterns found there
-   match outright, phrases and names are verified on the paper's words (word
-   boundaries, one segment). The result is the exact set of patterns the paper has.
+2. Every pattern is indexed under one key that any paper it matches must have (see
+   bot.match_index): a word, a word pair, a word prefix, a category, a name key. A
+   paper's distinct keys are intersected with these hash tables; words, two-word
+   phrases and categories found there match outright, longer phrases and names are
+   verified on the paper's words. The result is the exact set of patterns it has.
 3. Each query is listed under a few *anchor* patterns (every alternative of an OR,
    the rarest-looking conjunct of an AND): a query can only match if an anchor does,
    since a query always needs a positive term (see bot.query). Only the queries
-   anchored by the paper's patterns are evaluated, by set lookups.
+   anchored by the paper's patterns are evaluated, each by a check compiled once
+   (mostly one C-level set operation).
 
 The index is a token-hash equivalent of a multi-pattern automaton: it needs no
 rebuild, so adding or removing an alert touches only that alert's patterns and index
@@ -24,23 +24,25 @@ entries. User input is never turned into a regular expression.
 from __future__ import annotations
 
 import logging
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from itertools import compress, repeat
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from bot.errors import PapertideError, QueryError
+from bot.match_index import PatternIndex
 from bot.match_terms import (
+    Check,
     Pattern,
     Tree,
+    compile_check,
     compile_term,
     compile_tree,
-    holds,
-    pattern_matches,
     positive_leaves,
     term_label,
     unique,
@@ -53,9 +55,6 @@ from bot.types import Author, Match, MatchKind, PaperRecord
 
 log = logging.getLogger(__name__)
 
-_PREFIX_CACHE_LIMIT = 200_000
-NAME_KEYS = "au:name"  # the key space of (surname, first initial) pairs
-
 
 def _pattern_cost(pattern: Pattern) -> int:
     """Guess how often a pattern matches (lower = rarer), to choose anchors."""
@@ -66,37 +65,6 @@ def _pattern_cost(pattern: Pattern) -> int:
     if len(pattern.words) > 1:
         return 3
     return 300 if pattern.prefix else max(5, 40 - len(pattern.words[0]))
-
-
-def _index_key(pattern: Pattern) -> tuple[str, str, bool]:
-    """Where to index a pattern: (key space, key, is_prefix).
-
-    The key is something every paper the pattern matches has: an exact word of the
-    field, a prefix of one, or for a name with a given name the `surname initial` pair
-    (`wu y`) that PaperText.name_keys lists, so `au:"Yi Wu"` is not a candidate for
-    every paper by some Wu.
-    """
-    field, found = pattern.field, pattern.words
-    if field == "cat":
-        return field, found[0], pattern.prefix
-    if field == "au":
-        cut = len(found) - pattern.surname
-        if cut and not pattern.prefix:
-            return NAME_KEYS, f"{found[cut]} {found[0][0]}", False
-        found = found[cut:]
-    exact = found[:-1] if pattern.prefix else found
-    if exact:
-        return field, max(exact, key=len), False
-    # Title and abstract prefixes share one space: each paper word is looked up once.
-    return ("all" if field in ("ti", "abs") else field), found[-1], True
-
-
-def _paper_keys(text: PaperText, space: str) -> frozenset[str]:
-    if space == "cat":
-        return text.category_keys
-    if space == NAME_KEYS:
-        return text.name_keys
-    return text.tokens(space)
 
 
 def topic_query(query: str, categories: Sequence[str]) -> Node | None:
@@ -112,14 +80,42 @@ def topic_query(query: str, categories: Sequence[str]) -> Node | None:
     return make_and(parts, []) if parts else None
 
 
+Row = tuple[MatchKind, int, tuple[str, ...]]  # a Match without its paper
+
+
 @dataclass(slots=True)
 class _Query:
     kind: MatchKind
     ref_id: int
     tree: Tree
     anchors: frozenset[int]
-    positive: tuple[tuple[int, str], ...]  # (pattern id, label) outside exclusions
     uses: Counter[int]  # pattern id -> how often this query uses it
+    check: Check | None  # what is left to check once an anchor matched (None: nothing)
+    row: Row | None  # the match, when its terms are always the same (a flat AND)
+    positive: tuple[int, ...]  # pattern ids outside exclusions, first use first ...
+    labels: tuple[str, ...]  # ... and their labels
+    repeats: bool  # two positive patterns have the same label
+
+
+_new = object.__new__
+_SETTERS = tuple(getattr(Match, name).__set__ for name in ("paper_id", "kind", "ref_id", "terms"))
+
+
+def _build_matches(paper_id: str, rows: list[Row]) -> list[Match]:
+    """`[Match(paper_id, *row) for row in rows]`, built column by column in C loops.
+
+    A paper matches ~150 queries, so this runs ~300,000 times a day: the generated
+    __init__ of a frozen dataclass costs about twice as much as filling the slots.
+    """
+    if not rows:
+        return []
+    n = len(rows)
+    found: list[Match] = list(map(_new, repeat(Match, n)))
+    for setter, column in zip(
+        _SETTERS, (repeat(paper_id, n), *zip(*rows, strict=True)), strict=True
+    ):
+        deque(map(setter, found, column), maxlen=0)
+    return found
 
 
 class MatchEngine:
@@ -130,32 +126,24 @@ class MatchEngine:
         self._patterns: dict[int, Pattern] = {}
         self._uses: Counter[int] = Counter()
         self._next_id = 0
+        self._index = PatternIndex()
         # Queries by a plain int slot: enum members hash in Python, ints in C.
         self._slots: dict[tuple[MatchKind, int], int] = {}
         self._queries: dict[int, _Query] = {}
         self._next_slot = 0
-        # pattern id -> queries that are just that pattern -> their Match.terms
-        self._direct: dict[int, dict[int, tuple[MatchKind, int, tuple[str]]]] = {}
-        self._nested: dict[int, set[int]] = {}  # pattern anchors a tree
-        # key space (field, or NAME_KEYS) -> word -> pattern ids
-        self._sure: dict[str, dict[str, set[int]]] = {}  # match whenever the word is there
-        self._exact: dict[str, dict[str, set[int]]] = {}  # to verify (phrases, names)
-        self._prefix: dict[str, dict[str, set[int]]] = {}  # field -> prefix -> pattern ids
-        self._prefix_lengths: dict[str, Counter[int]] = {}
-        # field -> paper word -> pattern ids whose prefix it starts with (vocabularies
-        # are Zipf-skewed, so most words of a paper were seen before)
-        self._prefix_cache: dict[str, dict[str, tuple[int, ...]]] = {}
+        # pattern id -> queries that are just that pattern -> their Match fields
+        self._direct: dict[int, dict[int, Row]] = {}
+        self._nested: dict[int, dict[int, _Query]] = {}  # pattern anchors a tree
 
     def __len__(self) -> int:
         return len(self._queries)
 
     def stats(self) -> dict[str, int]:
         """Sizes, for diagnostics: queries, distinct patterns, index keys."""
-        tables = (*self._sure.values(), *self._exact.values(), *self._prefix.values())
         return {
             "queries": len(self._queries),
             "patterns": len(self._patterns),
-            "index_keys": sum(len(table) for table in tables),
+            "index_keys": self._index.key_count(),
         }
 
     def add_alert(self, alert_id: int, query: str | Node) -> None:
@@ -181,53 +169,26 @@ class MatchEngine:
     def match(self, paper: PaperRecord) -> list[Match]:
         """Every topic and alert the paper matches (in no particular order), with the
         terms that fired."""
-        text = PaperText(paper)
-        sure, check = self._candidates(text)
-        # Every pattern is indexed, so after this `true` holds exactly the patterns
-        # the paper matches: evaluating a query is then set lookups, no text work.
-        true = set(sure)
-        patterns = self._patterns
-        for pid in set(check).difference(true):
-            if pattern_matches(patterns[pid], text):
-                true.add(pid)
-        paper_id = paper.id
-        found: list[Match] = []
-        nested: set[int] = set()
+        # Every pattern is indexed, so `true` holds exactly the patterns the paper
+        # matches: evaluating a query is then set operations, no text work.
+        true = self._index.find(PaperText(paper))
+        rows: list[Row] = []
         direct, anchored = self._direct, self._nested
         for pid in direct.keys() & true:  # iterates the (small) set `true`, in C
-            found += [Match(paper_id, k, r, terms) for k, r, terms in direct[pid].values()]
-        nested = nested.union(*[anchored[pid] for pid in anchored.keys() & true])
-        queries, test = self._queries, true.__contains__
-        for slot in nested:
-            query = queries[slot]
-            if holds(query.tree, test):
-                terms = unique([label for i, label in query.positive if i in true])
-                found.append(Match(paper_id, query.kind, query.ref_id, terms))
-        return found
-
-    def _candidates(self, text: PaperText) -> tuple[list[int], list[int]]:
-        """Anchor patterns whose index key the paper has: (sure to match, to verify)."""
-        sure: list[int] = []
-        for space, index in self._sure.items():
-            for word in index.keys() & _paper_keys(text, space):
-                sure.extend(index[word])
-        check: list[int] = []
-        for space, index in self._exact.items():
-            for word in index.keys() & _paper_keys(text, space):
-                check.extend(index[word])
-        for space, index in self._prefix.items():
-            cache = self._prefix_cache.setdefault(space, {})
-            if len(cache) > _PREFIX_CACHE_LIMIT:
-                cache.clear()
-            lengths = self._prefix_lengths[space]
-            for word in text.categories if space == "cat" else text.tokens(space):
-                found = cache.get(word)
-                if found is None:
-                    found = cache[word] = tuple(
-                        pid for n in lengths if n <= len(word) for pid in index.get(word[:n], ())
-                    )
-                check.extend(found)
-        return sure, check
+            rows += direct[pid].values()
+        candidates: dict[int, _Query] = {}  # by slot: an OR may be anchored twice
+        for pid in anchored.keys() & true:
+            candidates.update(anchored[pid])
+        fired = true.__contains__
+        for query in candidates.values():
+            check = query.check
+            if check is None or check(true):
+                row = query.row
+                if row is None:
+                    terms = tuple(compress(query.labels, map(fired, query.positive)))
+                    row = (query.kind, query.ref_id, unique(terms) if query.repeats else terms)
+                rows.append(row)
+        return _build_matches(paper.id, rows)
 
     def _add(self, kind: MatchKind, ref_id: int, node: Node) -> None:
         key = (kind, ref_id)
@@ -245,13 +206,20 @@ class MatchEngine:
 
         tree = compile_tree(node, leaf)
         anchors = frozenset(self._anchors(tree))
-        positive = tuple((i, labels[i]) for i in dict.fromkeys(positive_leaves(tree)))
-        self._queries[slot] = _Query(kind, ref_id, tree, anchors, positive, uses)
+        positive = tuple(dict.fromkeys(positive_leaves(tree)))
+        names = tuple(labels[i] for i in positive)
+        row: Row | None = None
+        if not isinstance(tree, int) and tree[3] and not tree[0]:
+            row = (kind, ref_id, unique(names))  # a flat AND: all its terms fired
+        repeats = len(set(names)) < len(names)
+        check = self._residual(tree)
+        query = _Query(kind, ref_id, tree, anchors, uses, check, row, positive, names, repeats)
+        self._queries[slot] = query
         for pid in anchors:
             if isinstance(tree, int):
                 self._direct.setdefault(pid, {})[slot] = (kind, ref_id, (labels[pid],))
             else:
-                self._nested.setdefault(pid, set()).add(slot)
+                self._nested.setdefault(pid, {})[slot] = query
 
     def _remove(self, key: tuple[MatchKind, int]) -> bool:
         slot = self._slots.pop(key, None)
@@ -260,17 +228,13 @@ class MatchEngine:
         query = self._queries.pop(slot)
         table: dict[int, Any] = self._direct if isinstance(query.tree, int) else self._nested
         for pid in query.anchors:
-            keys = table[pid]
-            if isinstance(keys, set):
-                keys.discard(slot)
-            else:
-                del keys[slot]
-            if not keys:
+            del table[pid][slot]
+            if not table[pid]:
                 del table[pid]
         for pid, count in query.uses.items():
             self._uses[pid] -= count
             if not self._uses[pid]:
-                self._index(pid, add=False)
+                self._index.remove(pid)
                 del self._uses[pid], self._ids[self._patterns.pop(pid)]
         return True
 
@@ -280,7 +244,7 @@ class MatchEngine:
             pid = self._ids[pattern] = self._next_id
             self._patterns[pid] = pattern
             self._next_id += 1
-            self._index(pid, add=True)
+            self._index.add(pid, pattern)
         self._uses[pid] += 1
         return pid
 
@@ -289,28 +253,35 @@ class MatchEngine:
         if isinstance(tree, int):
             return {tree}
         is_or, items, _, _ = tree
-        options = [self._anchors(item) for item in items]
         if is_or:
-            return set().union(*options)
-        return min(options, key=lambda s: sum(_pattern_cost(self._patterns[p]) for p in s))
+            return set().union(*[self._anchors(item) for item in items])
+        return self._anchors(items[self._anchor_item(items)])
 
-    def _index(self, pid: int, *, add: bool) -> None:
-        pattern = self._patterns[pid]
-        field, word, is_prefix = _index_key(pattern)
-        # One word that is the whole pattern: finding the word IS the match.
-        sure = not is_prefix and len(pattern.words) == 1 and field == pattern.field
-        tables = self._prefix if is_prefix else self._sure if sure else self._exact
-        table = tables.setdefault(field, {})
-        if is_prefix:
-            self._prefix_cache.pop(field, None)  # O(1): a fresh cache refills lazily
-            self._prefix_lengths.setdefault(field, Counter())[len(word)] += 1 if add else -1
-            self._prefix_lengths[field] += Counter()  # drop lengths no prefix has
-        if add:
-            table.setdefault(word, set()).add(pid)
-            return
-        table[word].discard(pid)
-        if not table[word]:
-            del table[word]
+    def _anchor_item(self, items: tuple[Tree, ...]) -> int:
+        """Which item of an AND anchors it: the one whose anchors look rarest."""
+        costs = [sum(_pattern_cost(self._patterns[p]) for p in self._anchors(i)) for i in items]
+        return costs.index(min(costs))
+
+    def _residual(self, tree: Tree) -> Check | None:
+        """What decides a query once one of its anchors matched (None: nothing more).
+
+        An anchor of a flat OR is one of its terms; an anchor of an AND whose anchoring
+        item is a term or a flat OR of terms makes that item hold, so only the rest of
+        the AND is checked: `ti:x AND abs:"y z"` anchored on the phrase checks `x`.
+        """
+        if isinstance(tree, int):
+            return None
+        is_or, items, excluded, flat = tree
+        if is_or:
+            return None if flat else compile_check(tree)
+        k = self._anchor_item(items)
+        anchor = items[k]
+        if not isinstance(anchor, int) and not (anchor[0] and anchor[3]):
+            return compile_check(tree)
+        rest = items[:k] + items[k + 1 :]
+        if not (rest or excluded):
+            return None
+        return compile_check((False, rest, excluded, False))
 
 
 def record_from_paper(paper: Paper) -> PaperRecord:

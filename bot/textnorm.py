@@ -19,13 +19,17 @@ import re
 import sys
 import unicodedata
 from bisect import bisect_left
-from functools import cache
+from functools import cache, lru_cache
+from itertools import chain, pairwise
 
 from bot.types import PaperRecord
 
 # \name (letters) or \<one other character>; a letter command may swallow one space.
 _LATEX_COMMAND = re.compile(r"\\([A-Za-z]+|.)", re.DOTALL)
 _WORD = re.compile(r"[^\W_]+")
+# In ASCII text the words are the runs of [A-Za-z0-9]: every other character becomes a
+# space and str.split finds the same words as _WORD, about twice as fast.
+_ASCII_SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
 
 _GREEK = {
     name: chr(code)
@@ -106,12 +110,20 @@ def fold(text: str) -> str:
 
 def split_words(folded: str) -> list[str]:
     """The words of already folded text (letters and digits; all else separates)."""
+    if folded.isascii():
+        return folded.translate(_ASCII_SEPARATORS).split()
     return _WORD.findall(folded)
 
 
 def words(text: str) -> list[str]:
     """The folded words of raw text: `Multi-Turn $\\mu$P` -> ['multi', 'turn', 'μ', 'p']."""
-    return _WORD.findall(fold(text))
+    return split_words(fold(text))
+
+
+@lru_cache(maxsize=1 << 16)
+def _short_words(text: str) -> tuple[str, ...]:
+    """`words` of a name or an affiliation: the same ones recur on many papers."""
+    return tuple(words(text))
 
 
 def fold_category(category: str) -> str:
@@ -126,7 +138,16 @@ class PaperText:
     name, one per affiliation… Phrases and names never match across two segments.
     """
 
-    __slots__ = ("_categories", "_keys", "_names", "_record", "_segments", "_sorted", "_tokens")
+    __slots__ = (
+        "_categories",
+        "_keys",
+        "_names",
+        "_pairs",
+        "_record",
+        "_segments",
+        "_sorted",
+        "_tokens",
+    )
 
     def __init__(self, record: PaperRecord) -> None:
         self._record = record
@@ -136,6 +157,7 @@ class PaperText:
         self._keys: frozenset[str] | None = None
         self._names: frozenset[str] | None = None
         self._sorted: dict[str, list[str]] = {}
+        self._pairs: dict[str, frozenset[tuple[str, str]]] = {}
 
     @property
     def paper_id(self) -> str:
@@ -152,6 +174,18 @@ class PaperText:
         found = self._tokens.get(field)
         if found is None:
             found = self._tokens[field] = frozenset().union(*self.segments(field))
+        return found
+
+    def pairs(self, field: str) -> frozenset[tuple[str, str]]:
+        """Every two consecutive words of a field, inside one segment."""
+        found = self._pairs.get(field)
+        if found is None:
+            if field == "all":
+                found = self.pairs("ti") | self.pairs("abs")
+            else:
+                segs = self.segments(field)
+                found = frozenset(chain.from_iterable(map(pairwise, segs)))
+            self._pairs[field] = found
         return found
 
     def has_prefix(self, field: str, prefix: str) -> bool:
@@ -197,9 +231,9 @@ class PaperText:
         if field == "all":
             return self.segments("ti") + self.segments("abs")
         if field == "au":
-            return tuple(tuple(words(a.name)) for a in paper.authors)
+            return tuple(_short_words(a.name) for a in paper.authors)
         if field == "aff":
-            return tuple(tuple(words(x)) for a in paper.authors for x in a.affiliations)
+            return tuple(_short_words(x) for a in paper.authors for x in a.affiliations)
         text = {
             "ti": paper.title,
             "abs": paper.abstract,

@@ -244,3 +244,35 @@ def test_engine_equals_baseline_on_random_queries_and_papers(
     papers: list[PaperRecord], alerts: list[str]
 ) -> None:
     _engine_and_baseline_agree(papers, alerts, [])
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "a",
+        "a AND b",
+        "a OR b OR c",
+        "a ANDNOT b",
+        "abs:(a OR b) ANDNOT cat:cs.LG",
+        "au:Wu_Y OR (a b)",
+        "(a OR b) AND (c OR d) ANDNOT (e AND f)",
+        "a AND (b OR (c AND d)) ANDNOT e",
+    ],
+)
+def test_compiled_check_agrees_with_the_tree_on_every_subset(expr: str) -> None:
+    from itertools import chain, combinations
+
+    from bot.match_terms import compile_check, compile_tree, holds
+
+    terms: list[object] = []
+
+    def leaf(term: object) -> int:
+        terms.append(term)
+        return len(terms) - 1
+
+    tree = compile_tree(parse_query(expr), leaf)
+    check = compile_check(tree)
+    ids = range(len(terms))
+    subsets = chain.from_iterable(combinations(ids, k) for k in range(len(terms) + 1))
+    for subset in map(set, subsets):
+        assert check(subset) == holds(tree, subset.__contains__), subset
