@@ -21,12 +21,12 @@ from bot import subscriptions as subs
 from bot.app import AppContext
 from bot.delivery.base import Channel
 from bot.delivery.console import ConsoleChannel
-from bot.fanout import enqueue_matches
 from bot.outbox import message_key
 from bot.poll import PollResult, prepare_store, run_poll
 from bot.store.models import OutboxRow, Paper, Person, Target
 from bot.timeutil import utcnow
-from bot.types import Match, MessageKind, Platform, TargetKind
+from bot.types import MessageKind, Platform, TargetKind
+from bot.wiring import fan_out_to
 from bot.workers import deliver_until_idle
 from digests.links import links_for
 from digests.momentum import last_complete_week
@@ -106,14 +106,11 @@ async def run_demo(
         channel, _user = await ensure_audience(session=session)
     run = DemoRun(reused_store=before > 0, papers_before=before)
 
-    async def fan_out(session: AsyncSession, matches: list[Match]) -> None:
-        await enqueue_matches(session=session, matches=matches, settings=settings, now=utcnow())
-
     run.poll = await run_poll(
         settings=settings,
         sessions=ctx.sessions,
         source_name="sample",
-        on_new_matches=fan_out,
+        on_new_matches=fan_out_to(settings),
         on_progress=on_progress,
     )
     week = last_complete_week(utcnow())

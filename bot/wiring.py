@@ -21,7 +21,7 @@ from bot.commands import CommandDeps
 from bot.config import Settings
 from bot.fanout import enqueue_matches
 from bot.payloads import paper_payload
-from bot.poll import build_http, run_poll
+from bot.poll import OnNewMatches, build_http, run_poll
 from bot.query import format_query, parse_query
 from bot.scheduler import PollSource, RunDueDigests
 from bot.subscribe import chat_digest_hook
@@ -138,13 +138,20 @@ def serve_services(settings: Settings, host: str, port: int) -> list[Service]:
     return services
 
 
+def fan_out_to(settings: Settings) -> OnNewMatches:
+    """Ingest's hook: new matches become outbox rows, in the ingest batch's transaction."""
+
+    async def fan_out(session: AsyncSession, matches: list[Match]) -> None:
+        await enqueue_matches(session=session, matches=matches, settings=settings, now=utcnow())
+
+    return fan_out
+
+
 def scheduler_jobs(ctx: AppContext) -> tuple[PollSource, RunDueDigests]:
     """The scheduler's two jobs: poll one source (then fan out), enqueue due digests."""
     settings = ctx.settings
     http = build_http(settings)  # one client and ONE arXiv limiter for every source
-
-    async def fan_out(session: AsyncSession, matches: list[Match]) -> None:
-        await enqueue_matches(session=session, matches=matches, settings=settings, now=utcnow())
+    fan_out = fan_out_to(settings)
 
     async def poll_source(name: str) -> None:
         await run_poll(
