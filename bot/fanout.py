@@ -97,7 +97,9 @@ async def enqueue_matches(
                 "id": topic.id,
                 "slug": topic.slug,
                 "name": topic.name,
-                "terms": list(m.terms),
+                # The topic's own category filter is not news to its followers: show the
+                # words that matched, not "cs.LG".
+                "terms": [t for t in m.terms if t not in topic.categories],
             }
             for target_id in by_topic.get(m.ref_id, []):
                 reasons[target_id][m.paper_id][("topic", m.ref_id)] = reason

@@ -18,7 +18,9 @@ NOW = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 async def _world(sessions, n_papers: int = 3, **target_kw):  # type: ignore[no-untyped-def]
     """Two topics, one channel subscribed to both, one user with an alert, n papers."""
     async with sessions() as session, session.begin():
-        rl = Topic(slug="rl-agents", name="RL for LLM Agents", query="abs:agent")
+        rl = Topic(
+            slug="rl-agents", name="RL for LLM Agents", query="abs:agent", categories=["cs.LG"]
+        )
         vis = Topic(slug="vision", name="Vision", query="cat:cs.CV")
         channel = Target(platform="console", kind="channel", address="C1", **target_kw)
         user = Target(platform="console", kind="user", address="U1")
@@ -64,7 +66,7 @@ async def test_topic_and_alert_on_one_paper_make_one_message_with_both_reasons(
 ) -> None:
     rl, vis, channel, user, alert = await _world(sessions)
     matches = [
-        Match("2606.00000", MatchKind.TOPIC, rl, ("agent",)),
+        Match("2606.00000", MatchKind.TOPIC, rl, ("agent", "cs.LG")),
         Match("2606.00000", MatchKind.TOPIC, vis),
         Match("2606.00000", MatchKind.ALERT, alert, ("tool use",)),
     ]
@@ -77,6 +79,8 @@ async def test_topic_and_alert_on_one_paper_make_one_message_with_both_reasons(
     kinds = sorted((r["kind"], r["id"]) for r in to_user["reasons"])
     assert kinds == [("alert", alert), ("topic", rl)]
     assert [r["slug"] for r in rows[channel].payload["reasons"]] == ["rl-agents", "vision"]
+    # The topic's own category filter is not shown as a matched term; the words are.
+    assert rows[channel].payload["reasons"][0]["terms"] == ["agent"]
     assert rows[user].key == f"t{user}:paper:2606.00000"
     # A re-poll (same matches, or only the alert this time) sends nothing new.
     assert await _fan(sessions, settings, matches) == 0
