@@ -28,6 +28,7 @@ from bot.subscribe import chat_digest_hook
 from bot.timeutil import utcnow
 from bot.types import Match
 from bot.web import build_web_app, serve_web
+from bot.webviews.common import Momentum
 from digests.links import links_for
 from digests.schedule import enqueue_due_digests
 from digests.stats import load_topic_momentum
@@ -45,7 +46,7 @@ async def try_query(session: AsyncSession, expr: str) -> tuple[int, Sequence[Map
     return trial.count, hits
 
 
-def topic_momentum(settings: Settings) -> Any:
+def topic_momentum(settings: Settings) -> Momentum:
     """`(session, slug, now) -> dict | None` for the topic page's Momentum box."""
 
     async def momentum(session: AsyncSession, slug: str, now: datetime) -> dict[str, Any] | None:
