@@ -153,3 +153,16 @@ def test_log_lines_carry_their_structured_fields() -> None:
     )
     line = KeyValueFormatter("%(levelname)s %(name)s %(message)s").format(record)
     assert line == "INFO bot.poll poll.done source=arxiv new=12"
+
+
+def test_config_prints_values_literally_even_when_they_look_like_markup(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typer.testing import CliRunner
+
+    from bot.cli import app
+
+    monkeypatch.setenv("PAPERTIDE_USER_AGENT", "lab [bold]bot[/bold] [/oops]")
+    result = CliRunner().invoke(app, ["config"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "lab [bold]bot[/bold] [/oops]" in result.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from bot import settings_doc
@@ -31,7 +32,7 @@ def register(app: typer.Typer) -> None:
             return
         table = Table("variable", "value", box=None)
         for name, value in shown.items():
-            table.add_row(name, value)
+            table.add_row(name, escape(value))
         Console().print(table)
 
     @db.command("upgrade")

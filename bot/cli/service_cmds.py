@@ -6,6 +6,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from bot.app import adapter_status, open_app, run_service
@@ -73,7 +74,8 @@ def register(app: typer.Typer) -> None:
                 str(r["target_id"]),
                 str(r["attempts"]),
                 r["next_attempt_at"],
-                (r["last_error"] or "")[:60],
+                # Errors quote remote servers: never let them be read as rich markup.
+                escape((r["last_error"] or "")[:60]),
             )
         Console().print(table)
 
