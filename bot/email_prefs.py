@@ -18,6 +18,7 @@ from sqlmodel import col, select
 
 from bot.errors import PapertideError
 from bot.store.models import Alert, Person, Subscription, Target, Topic
+from bot.subscriptions import get_or_create_target
 from bot.types import Platform, TargetKind
 
 log = logging.getLogger(__name__)
@@ -44,27 +45,19 @@ async def find_topic(*, session: AsyncSession, slug: str) -> Topic:
 
 
 async def email_target(*, session: AsyncSession, person: Person) -> Target:
-    """The person's mailbox target, created on first use."""
+    """The person's mailbox target, created on first use (one insert-ignore, no race)."""
     assert person.id is not None
     assert person.email is not None
-    stmt = select(Target).where(
-        col(Target.platform) == str(Platform.EMAIL),
-        col(Target.workspace) == "",
-        col(Target.address) == person.email,
+    target = await get_or_create_target(
+        session=session,
+        platform=Platform.EMAIL,
+        workspace="",
+        address=person.email,
+        kind=TargetKind.EMAIL,
     )
-    target = (await session.execute(stmt)).scalar_one_or_none()
-    if target is None:
-        target = Target(
-            platform=str(Platform.EMAIL),
-            kind=str(TargetKind.EMAIL),
-            address=person.email,
-            person_id=person.id,
-        )
-        try:
-            async with session.begin_nested():
-                session.add(target)
-        except IntegrityError:
-            target = (await session.execute(stmt)).scalar_one()
+    if target.person_id is None:
+        target.person_id = person.id
+        await session.flush()
     return target
 
 
