@@ -27,11 +27,11 @@ from aiohttp import web
 from sqlalchemy.engine import make_url
 
 from bot.config import Settings
-from bot.slack_app import build_slack_app, install_slack_routes
+from bot.platforms.slack.app import build_slack_app, install_slack_routes
 from bot.store.engine import create_engine, session_factory
 from bot.store.migrate import upgrade
-from tests.chat_helpers import add_topics, make_deps
-from tests.slack_servers import SIGNING_SECRET, command_body, fake_slack, serve, signed_headers
+from tests.support.chat import add_topics, make_deps
+from tests.support.servers import SIGNING_SECRET, command_body, fake_slack, serve, signed_headers
 
 TEXTS = [
     "follow rl-for-llm-agents",

@@ -89,18 +89,18 @@ class NullChannel:
     platform = "webhook"
 
     async def send(self, message: object) -> object:
-        from bot.delivery.base import Delivered
+        from bot.outbox.channel import Delivered
 
         await asyncio.sleep(0.001)
         return Delivered()
 
 
 def run_worker(url: str, rate: float | None, concurrency: int, null: bool = False) -> None:
-    from bot.app import build_channels, delivery_http_client, open_app
     from bot.config import Settings
-    from bot.pacing import Pacer, rates_from_settings
+    from bot.outbox.pacing import Pacer, rates_from_settings
+    from bot.outbox.worker import Worker
+    from bot.service.root import build_channels, delivery_http_client, open_app
     from bot.types import Platform
-    from bot.workers import Worker
 
     async def main() -> None:
         settings = Settings(

@@ -25,12 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.delivery.base import Delivered
-from bot.delivery.email import EmailChannel
+from bot.outbox.channel import Delivered
+from bot.platforms.email.channel import EmailChannel
+from bot.platforms.email.mailer import SmtpMailer
 from bot.types import MessageKind, OutboundMessage, Platform, TargetKind, TargetRef
 from digests.build import AlertInfo, Recipient, RecipientData, WeekData, build_digest
 from digests.links import PublicLinks
-from digests.mailer import SmtpMailer
 from digests.render import DigestRenderer, MailIdentity
 from digests.sample import sample_week
 

@@ -121,11 +121,11 @@ class NoMatcher:
 async def work(db_url: str, port: int, count: int, matcher_name: str) -> dict[str, float]:
     from sqlalchemy import select
 
-    from bot.app import open_app
     from bot.config import Settings
-    from bot.poll import build_http, prepare_store, run_poll
-    from bot.sources.arxiv_api import ArxivApiSource
-    from bot.sources.base import SourceContext
+    from bot.ingest.poll import build_http, prepare_store, run_poll
+    from bot.ingest.sources.arxiv_api import ArxivApiSource
+    from bot.ingest.sources.base import SourceContext
+    from bot.service.root import open_app
     from bot.store.models import Topic
 
     settings = Settings(

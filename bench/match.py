@@ -23,17 +23,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.match_corpus import (
+from bot.matching.engine import MatchEngine, topic_query
+from bot.matching.query import parse_query
+from bot.matching.terms import BaselineQuery
+from bot.matching.textnorm import PaperText
+from bot.types import Match, MatchKind, PaperRecord
+from tests.support.match_corpus import (
     Vocabulary,
     generate_alert,
     generate_papers,
     generate_topic,
 )
-from bot.match_terms import BaselineQuery
-from bot.matching import MatchEngine, topic_query
-from bot.query import parse_query
-from bot.textnorm import PaperText
-from bot.types import Match, MatchKind, PaperRecord
 
 
 def peak_mib() -> float:

@@ -29,14 +29,14 @@ import psycopg
 from pydantic import SecretStr
 from sqlalchemy.engine import make_url
 
-from bot.app import AppContext
 from bot.config import Settings
+from bot.service.root import AppContext
+from bot.service.wiring import topic_momentum
 from bot.store.engine import create_engine, session_factory
 from bot.store.migrate import upgrade_sync
 from bot.store.models import Paper, PaperTopic, Person, Target, Topic
-from bot.tokens import make_token
-from bot.web import build_web_app, serve_web
-from bot.wiring import topic_momentum
+from bot.subscriptions.tokens import make_token
+from bot.web.app import build_web_app, serve_web
 
 SLUG = "rl-for-llm-agents"
 NOW = datetime.now(UTC)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from digests.momentum import Momentum
+from bot.catalog.momentum import Momentum
 
 MAX_SUGGESTIONS = 3
 

@@ -13,7 +13,7 @@ from typing import Protocol
 from urllib.parse import quote
 
 from bot.config import Settings
-from bot.tokens import make_token
+from bot.subscriptions.tokens import make_token
 from digests.build import Recipient
 
 TokenFor = Callable[[Recipient, str], str]

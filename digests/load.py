@@ -16,8 +16,10 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from bot.catalog.momentum import digest_as_of
+from bot.catalog.stats import load_momentum_and_universe
 from bot.config import Settings
-from bot.payloads import abs_url
+from bot.outbox.payloads import abs_url
 from bot.store.models import (
     Alert,
     AlertMatch,
@@ -29,8 +31,6 @@ from bot.store.models import (
     Topic,
 )
 from digests.build import AlertInfo, DigestPaper, Recipient, RecipientData, TopicInfo, WeekData
-from digests.momentum import digest_as_of
-from digests.stats import load_momentum_and_universe
 
 
 def to_digest_paper(paper: Paper, topic_count: int = 1) -> DigestPaper:

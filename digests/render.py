@@ -25,9 +25,9 @@ import css_inline
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
+from bot.catalog.momentum import Momentum, chart_weeks, momentum_line
 from digests.build import AlertInfo, Digest, DigestPaper, SpikeItem, TopicSection
 from digests.links import DigestLinks
-from digests.momentum import Momentum, chart_weeks, momentum_line
 
 MAX_HTML_BYTES = 80_000
 CHART_HEIGHT_PX = 28

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from bot.catalog.momentum import SpikeRule, TopicCounts, compute_momentum, digest_as_of
 from digests.build import AlertInfo, DigestPaper, Recipient, RecipientData, TopicInfo, WeekData
-from digests.momentum import SpikeRule, TopicCounts, compute_momentum, digest_as_of
 
 _NAMES = (
     ("rl-for-llm-agents", "RL for LLM Agents"),

@@ -20,8 +20,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from bot.catalog.momentum import last_complete_week
 from bot.config import Settings
-from bot.outbox import enqueue, message_key
+from bot.outbox.queue import enqueue, message_key
 from bot.store.dialect import dialect_insert
 from bot.store.models import OutboxRow, Person, Target
 from bot.timeutil import utcnow
@@ -29,7 +30,6 @@ from bot.types import MessageKind, Platform, TargetKind
 from digests.build import WeekData, build_digest
 from digests.links import DigestLinks
 from digests.load import load_recipients, load_week
-from digests.momentum import last_complete_week
 from digests.render import DigestRenderer, MailIdentity
 
 log = logging.getLogger(__name__)

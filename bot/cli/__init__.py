@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from bot.cli import (
-    chat_cmds,
-    core,
-    demo_cmds,
-    digest_cmds,
-    ingest_cmds,
-    query_cmds,
-    service_cmds,
-)
+from bot.cli import chat, core, demo, digest, ingest, query, service
 
 app = typer.Typer(
     name="papertide",
@@ -21,15 +13,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (
-    core,
-    demo_cmds,
-    ingest_cmds,
-    query_cmds,
-    service_cmds,
-    digest_cmds,
-    chat_cmds,
-):
+for module in (core, demo, ingest, query, service, digest, chat):
     module.register(app)
 
 

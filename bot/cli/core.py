@@ -8,7 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from bot import settings_doc
-from bot.cli._common import load_settings, print_json, run
+from bot.cli.common import load_settings, print_json, run
 from bot.store.migrate import upgrade
 
 

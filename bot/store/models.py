@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import Column, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from bot.store.types import JSONType, UTCDateTime
+from bot.store.columns import JSONType, UTCDateTime
 from bot.timeutil import utcnow
 
 

@@ -7,7 +7,7 @@ Create Date: 2026-11-30
 
 from alembic import op
 import sqlalchemy as sa
-import bot.store.types
+import bot.store.columns
 from sqlalchemy.dialects import postgresql
 
 revision = '0001'
@@ -30,10 +30,10 @@ def upgrade() -> None:
     sa.Column('journal_ref', sa.Text(), nullable=False),
     sa.Column('doi', sa.String(length=256), nullable=True),
     sa.Column('links', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=False),
-    sa.Column('published', bot.store.types.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('updated', bot.store.types.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('published', bot.store.columns.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('updated', bot.store.columns.UTCDateTime(timezone=True), nullable=False),
     sa.Column('source', sa.String(length=512), nullable=False),
-    sa.Column('ingested_at', bot.store.types.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('ingested_at', bot.store.columns.UTCDateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint('id')
     )
     with op.batch_alter_table('paper', schema=None) as batch_op:
@@ -46,13 +46,13 @@ def upgrade() -> None:
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('email', sa.String(length=320), nullable=True),
     sa.Column('email_status', sa.String(length=16), nullable=False),
-    sa.Column('confirm_sent_at', bot.store.types.UTCDateTime(timezone=True), nullable=True),
-    sa.Column('confirmed_at', bot.store.types.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('confirm_sent_at', bot.store.columns.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('confirmed_at', bot.store.columns.UTCDateTime(timezone=True), nullable=True),
     sa.Column('timezone', sa.String(length=64), nullable=False),
     sa.Column('digest_weekday', sa.Integer(), nullable=False),
     sa.Column('digest_hour', sa.Integer(), nullable=False),
     sa.Column('send_quiet_week', sa.Boolean(), nullable=False),
-    sa.Column('created_at', bot.store.types.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', bot.store.columns.UTCDateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('email')
     )
@@ -62,7 +62,7 @@ def upgrade() -> None:
     op.create_table('processed_event',
     sa.Column('event_id', sa.String(length=128), nullable=False),
     sa.Column('platform', sa.String(length=16), nullable=False),
-    sa.Column('seen_at', bot.store.types.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('seen_at', bot.store.columns.UTCDateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint('event_id')
     )
     with op.batch_alter_table('processed_event', schema=None) as batch_op:
@@ -73,9 +73,9 @@ def upgrade() -> None:
     sa.Column('cursor', sa.String(length=512), nullable=True),
     sa.Column('etag', sa.String(length=512), nullable=True),
     sa.Column('last_modified', sa.String(length=128), nullable=True),
-    sa.Column('last_polled_at', bot.store.types.UTCDateTime(timezone=True), nullable=True),
-    sa.Column('last_success_at', bot.store.types.UTCDateTime(timezone=True), nullable=True),
-    sa.Column('next_check_at', bot.store.types.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('last_polled_at', bot.store.columns.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('last_success_at', bot.store.columns.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('next_check_at', bot.store.columns.UTCDateTime(timezone=True), nullable=True),
     sa.Column('error_count', sa.Integer(), nullable=False),
     sa.Column('last_error', sa.Text(), nullable=True),
     sa.Column('data', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=False),
@@ -90,7 +90,7 @@ def upgrade() -> None:
     sa.Column('related', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=False),
     sa.Column('description', sa.Text(), nullable=False),
     sa.Column('active', sa.Boolean(), nullable=False),
-    sa.Column('updated_at', bot.store.types.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('updated_at', bot.store.columns.UTCDateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint('id')
     )
     with op.batch_alter_table('topic', schema=None) as batch_op:
@@ -100,7 +100,7 @@ def upgrade() -> None:
     sa.Column('paper_id', sa.String(length=128), nullable=False),
     sa.Column('topic_id', sa.Integer(), nullable=False),
     sa.Column('terms', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=False),
-    sa.Column('matched_at', bot.store.types.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('matched_at', bot.store.columns.UTCDateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['paper_id'], ['paper.id'], ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['topic_id'], ['topic.id'], ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('paper_id', 'topic_id')
@@ -116,10 +116,10 @@ def upgrade() -> None:
     sa.Column('address', sa.String(length=320), nullable=False),
     sa.Column('person_id', sa.Integer(), nullable=True),
     sa.Column('settings', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=False),
-    sa.Column('disabled_at', bot.store.types.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('disabled_at', bot.store.columns.UTCDateTime(timezone=True), nullable=True),
     sa.Column('disabled_reason', sa.Text(), nullable=True),
     sa.Column('failure_count', sa.Integer(), nullable=False),
-    sa.Column('created_at', bot.store.types.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', bot.store.columns.UTCDateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['person_id'], ['person.id'], ),
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('platform', 'workspace', 'address', name='uq_target_address')
@@ -132,8 +132,8 @@ def upgrade() -> None:
     sa.Column('target_id', sa.Integer(), nullable=False),
     sa.Column('query', sa.Text(), nullable=False),
     sa.Column('active', sa.Boolean(), nullable=False),
-    sa.Column('muted_until', bot.store.types.UTCDateTime(timezone=True), nullable=True),
-    sa.Column('created_at', bot.store.types.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('muted_until', bot.store.columns.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('created_at', bot.store.columns.UTCDateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['target_id'], ['target.id'], ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id')
     )
@@ -148,12 +148,12 @@ def upgrade() -> None:
     sa.Column('payload', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=False),
     sa.Column('status', sa.String(length=16), nullable=False),
     sa.Column('attempts', sa.Integer(), nullable=False),
-    sa.Column('next_attempt_at', bot.store.types.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('next_attempt_at', bot.store.columns.UTCDateTime(timezone=True), nullable=False),
     sa.Column('last_error', sa.Text(), nullable=True),
     sa.Column('lease_owner', sa.String(length=128), nullable=True),
-    sa.Column('lease_expires_at', bot.store.types.UTCDateTime(timezone=True), nullable=True),
-    sa.Column('created_at', bot.store.types.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('sent_at', bot.store.types.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('lease_expires_at', bot.store.columns.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('created_at', bot.store.columns.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('sent_at', bot.store.columns.UTCDateTime(timezone=True), nullable=True),
     sa.ForeignKeyConstraint(['target_id'], ['target.id'], ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('key')
@@ -166,8 +166,8 @@ def upgrade() -> None:
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('target_id', sa.Integer(), nullable=False),
     sa.Column('topic_id', sa.Integer(), nullable=False),
-    sa.Column('muted_until', bot.store.types.UTCDateTime(timezone=True), nullable=True),
-    sa.Column('created_at', bot.store.types.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('muted_until', bot.store.columns.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('created_at', bot.store.columns.UTCDateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['target_id'], ['target.id'], ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['topic_id'], ['topic.id'], ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id'),
@@ -181,7 +181,7 @@ def upgrade() -> None:
     sa.Column('alert_id', sa.Integer(), nullable=False),
     sa.Column('paper_id', sa.String(length=128), nullable=False),
     sa.Column('terms', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=False),
-    sa.Column('matched_at', bot.store.types.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('matched_at', bot.store.columns.UTCDateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['alert_id'], ['alert.id'], ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['paper_id'], ['paper.id'], ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('alert_id', 'paper_id')

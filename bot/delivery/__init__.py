@@ -1,1 +1,0 @@
-"""Delivery channels: one module per platform behind `bot.delivery.base.Channel`."""

@@ -1,0 +1,332 @@
+"""Ingest: normalize, deduplicate and persist papers, and record their matches.
+
+One call per batch (`ingest_batch`): bulk reads of what is known, bulk INSERT … ON
+CONFLICT on SQLite and PostgreSQL alike, then the matcher runs once per new or changed
+paper and its topic and alert matches are inserted if absent. The report lists what is
+new and changed and exactly the matches inserted now (what the outbox fan-out sends).
+Running the same batch twice stores nothing twice and reports no new match.
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.ingest.gcpause import paused_gc
+from bot.store.dialect import dialect_insert
+from bot.store.models import AlertMatch, Paper, PaperTopic
+from bot.timeutil import utcnow
+from bot.types import AnnounceType, Author, Match, MatchKind, PaperMatcher, PaperRecord
+
+log = logging.getLogger(__name__)
+
+_CHUNK = 500  # ids per IN (...) list
+PAPER = Paper.__table__  # type: ignore[attr-defined]
+PAPER_TOPIC = PaperTopic.__table__  # type: ignore[attr-defined]
+ALERT_MATCH = AlertMatch.__table__  # type: ignore[attr-defined]
+_REPLACES = (AnnounceType.REPLACE, AnnounceType.REPLACE_CROSS)
+_CROSSES = (AnnounceType.CROSS, AnnounceType.REPLACE_CROSS)
+
+
+@dataclass
+class IngestReport:
+    """What one or more batches changed in the store."""
+
+    new: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    ignored: int = 0  # replacements of papers we never stored
+    new_matches: list[Match] = field(default_factory=list)
+
+    def add(self, other: IngestReport) -> None:
+        self.new += other.new
+        self.updated += other.updated
+        self.unchanged += other.unchanged
+        self.ignored += other.ignored
+        self.new_matches += other.new_matches
+
+
+def clean_text(text: str) -> str:
+    """Collapse whitespace and line breaks; keep LaTeX and Unicode as written (NFC)."""
+    tidy = text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
+    if tidy and text.isascii():
+        return text  # the common case, checked in C: nothing to do
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return text if tidy else " ".join(text.split())
+
+
+def normalize(record: PaperRecord) -> PaperRecord:
+    """A record with tidy text, NFC names and each category once (primary first)."""
+    # Built directly, not with dataclasses.replace: this runs for every paper ingested.
+    return PaperRecord(
+        id=record.id,
+        version=record.version,
+        title=clean_text(record.title),
+        abstract=clean_text(record.abstract),
+        authors=_clean_authors(record.authors),
+        categories=tuple(dict.fromkeys(c.strip() for c in record.categories if c.strip())),
+        published=record.published,
+        updated=record.updated,
+        source=record.source,
+        comment=clean_text(record.comment),
+        journal_ref=clean_text(record.journal_ref),
+        doi=record.doi.strip().lower(),
+        links=record.links,
+        announce_type=record.announce_type,
+    )
+
+
+def _clean_authors(authors: tuple[Author, ...]) -> tuple[Author, ...]:
+    cleaned = tuple(_clean_author(a) for a in authors if a.name.strip())
+    # Keep the tuple the source built when nothing changed: fewer objects per paper.
+    if len(cleaned) == len(authors) and all(map(operator.is_, cleaned, authors)):
+        return authors
+    return cleaned
+
+
+def _clean_author(author: Author) -> Author:
+    name = clean_text(author.name)
+    affiliations = author.affiliations
+    if affiliations and not all(map(_is_clean, affiliations)):
+        affiliations = tuple(clean_text(x) for x in affiliations if x.strip())
+    if name == author.name and affiliations is author.affiliations:
+        return author
+    return Author(name, affiliations)
+
+
+def _is_clean(text: str) -> bool:
+    """True when clean_text would return `text` unchanged and keep it (cheap C checks)."""
+    return bool(text) and clean_text(text) is text
+
+
+def merge(old: PaperRecord, new: PaperRecord) -> PaperRecord:
+    """Two sightings of one paper as one: the later version's text, all categories."""
+    newer, other = (new, old) if new.version >= old.version else (old, new)
+    cats = tuple(dict.fromkeys(newer.categories + other.categories))
+    kind = newer.announce_type if newer.announce_type == other.announce_type else AnnounceType.NEW
+    return replace(
+        newer,
+        categories=cats,
+        published=min(old.published, new.published),
+        doi=newer.doi or other.doi,
+        announce_type=kind,
+    )
+
+
+async def ingest_batch(
+    *,
+    session: AsyncSession,
+    records: Sequence[PaperRecord],
+    matcher: PaperMatcher,
+    now: datetime | None = None,
+) -> IngestReport:
+    """Persist one batch (caller commits); returns what is new, changed and newly matched."""
+    now = now or utcnow()
+    report = IngestReport()
+    # The pure steps run with the collector paused (see bot/sources/gcpause.py).
+    with paused_gc():
+        normalized = [normalize(r) for r in records]
+    batch: dict[str, PaperRecord] = {}
+    for record in await _alias_dois(session, normalized):
+        seen = batch.get(record.id)
+        batch[record.id] = merge(seen, record) if seen else record
+    known = await _load_known(session, list(batch))
+    with paused_gc():
+        inserts, updates, to_match = _plan(batch, known, now, report)
+    inserted = await _insert_papers(session, inserts)
+    report.new += inserted
+    to_match += [batch[pid] for pid in inserted]
+    report.unchanged += len(inserts) - len(inserted)  # another process stored them first
+    if updates:
+        await session.execute(_UPDATE, updates)
+    report.new_matches = await _store_matches(session, to_match, matcher, now)
+    return report
+
+
+def _plan(
+    batch: dict[str, PaperRecord],
+    known: dict[str, PaperRecord],
+    now: datetime,
+    report: IngestReport,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[PaperRecord]]:
+    """Rows to insert, rows to update and changed papers to match; counts the rest."""
+    inserts: list[dict[str, Any]] = []
+    updates: list[dict[str, Any]] = []
+    to_match: list[PaperRecord] = []
+    for paper_id, record in batch.items():
+        row = known.get(paper_id)
+        if row is None:
+            if record.announce_type in _REPLACES:
+                report.ignored += 1  # a replacement is never a new paper
+                continue
+            inserts.append(_row(record, now))
+            continue
+        final = _apply(row, record)
+        if final is None:
+            report.unchanged += 1
+            continue
+        row_now = _row(final, now)
+        updates.append({"b_id": paper_id} | {f"v_{c}": row_now[c] for c in _UPDATED_COLUMNS})
+        report.updated.append(paper_id)
+        to_match.append(final)
+    return inserts, updates, to_match
+
+
+async def _alias_dois(session: AsyncSession, records: list[PaperRecord]) -> list[PaperRecord]:
+    # A feed paper known only by DOI becomes the arXiv paper that carries that DOI.
+    dois = {r.id.removeprefix("doi:") for r in records if r.id.startswith("doi:")}
+    if not dois:
+        return records
+    alias = {r.doi: r.id for r in records if r.doi and not r.id.startswith(("doi:", "url:"))}
+    for chunk in _chunks(sorted(dois)):
+        rows = await session.execute(select(PAPER.c.doi, PAPER.c.id).where(PAPER.c.doi.in_(chunk)))
+        alias |= {doi: pid for doi, pid in rows if not pid.startswith("doi:")}
+    out = []
+    for record in records:
+        target = alias.get(record.id.removeprefix("doi:")) if record.id.startswith("doi:") else None
+        out.append(replace(record, id=target) if target else record)
+    return out
+
+
+async def _load_known(session: AsyncSession, ids: list[str]) -> dict[str, PaperRecord]:
+    known: dict[str, PaperRecord] = {}
+    for chunk in _chunks(ids):
+        rows = await session.execute(select(PAPER).where(PAPER.c.id.in_(chunk)))
+        for row in rows.mappings():
+            known[row["id"]] = _from_row(row)
+    return known
+
+
+def _apply(row: PaperRecord, record: PaperRecord) -> PaperRecord | None:
+    """The stored paper after `record`, or None when nothing changes."""
+    cats = tuple(dict.fromkeys(row.categories + record.categories))
+    if record.announce_type == AnnounceType.CROSS:
+        # A cross-list of a known paper only adds its category.
+        return replace(row, categories=cats) if cats != row.categories else None
+    if record.version > row.version:
+        if record.announce_type in _REPLACES:
+            # An RSS replacement carries no authors' affiliations and no dates of note.
+            final = replace(
+                row,
+                version=record.version,
+                title=record.title,
+                abstract=record.abstract or row.abstract,
+                updated=max(row.updated, record.updated),
+            )
+        else:
+            final = replace(record, published=min(row.published, record.published))
+        cats = tuple(dict.fromkeys(final.categories + row.categories))
+        return replace(final, categories=cats)
+    filled = replace(
+        row,
+        categories=cats,
+        doi=row.doi or record.doi,
+        comment=row.comment or record.comment,
+        journal_ref=row.journal_ref or record.journal_ref,
+    )
+    return None if filled == row else filled
+
+
+def _row(record: PaperRecord, now: datetime) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "version": record.version,
+        "title": record.title,
+        "abstract": record.abstract,
+        "authors": [{"name": a.name, "affiliations": list(a.affiliations)} for a in record.authors],
+        "categories": list(record.categories),
+        "primary_category": record.primary_category,
+        "comment": record.comment,
+        "journal_ref": record.journal_ref,
+        "doi": record.doi or None,
+        "links": dict(record.links),
+        "published": record.published,
+        "updated": record.updated,
+        "source": record.source,
+        "ingested_at": now,
+    }
+
+
+def _from_row(row: Any) -> PaperRecord:
+    return PaperRecord(
+        id=row["id"],
+        version=row["version"],
+        title=row["title"],
+        abstract=row["abstract"],
+        authors=tuple(
+            Author(a.get("name", ""), tuple(a.get("affiliations", []))) for a in row["authors"]
+        ),
+        categories=tuple(row["categories"]),
+        published=row["published"],
+        updated=row["updated"],
+        source=row["source"],
+        comment=row["comment"],
+        journal_ref=row["journal_ref"],
+        doi=row["doi"] or "",
+        links=dict(row["links"]),
+    )
+
+
+_UPDATED_COLUMNS = (
+    "version", "title", "abstract", "authors", "categories", "primary_category", "comment",
+    "journal_ref", "doi", "links", "published", "updated", "source",
+)  # fmt: skip
+# Bind names differ from column names: SQLAlchemy reserves those for its own SET clause.
+_UPDATE = (
+    update(PAPER)
+    .where(PAPER.c.id == bindparam("b_id"))
+    .values({c: bindparam(f"v_{c}") for c in _UPDATED_COLUMNS})
+)
+
+
+async def _insert_papers(session: AsyncSession, rows: list[dict[str, Any]]) -> list[str]:
+    if not rows:
+        return []
+    stmt = dialect_insert(session, PAPER).on_conflict_do_nothing(index_elements=["id"])
+    result = await session.execute(stmt.returning(PAPER.c.id), rows)
+    return [pid for (pid,) in result]
+
+
+async def _store_matches(
+    session: AsyncSession, papers: list[PaperRecord], matcher: PaperMatcher, now: datetime
+) -> list[Match]:
+    topic_rows: list[dict[str, Any]] = []
+    alert_rows: list[dict[str, Any]] = []
+    by_key: dict[tuple[MatchKind, int, str], Match] = {}
+    with paused_gc():
+        for paper in papers:
+            for match in matcher.match(paper):
+                key = (match.kind, match.ref_id, match.paper_id)
+                if key in by_key:
+                    continue
+                by_key[key] = match
+                row = {"paper_id": match.paper_id, "terms": list(match.terms), "matched_at": now}
+                if match.kind == MatchKind.TOPIC:
+                    topic_rows.append(row | {"topic_id": match.ref_id})
+                else:
+                    alert_rows.append(row | {"alert_id": match.ref_id})
+    fresh: list[Match] = []
+    for kind, table, ref, rows in (
+        (MatchKind.TOPIC, PAPER_TOPIC, "topic_id", topic_rows),
+        (MatchKind.ALERT, ALERT_MATCH, "alert_id", alert_rows),
+    ):
+        if not rows:
+            continue
+        stmt = dialect_insert(session, table).on_conflict_do_nothing()
+        result = await session.execute(stmt.returning(table.c[ref], table.c.paper_id), rows)
+        fresh += [by_key[(kind, int(ref_id), pid)] for ref_id, pid in result]
+    return fresh
+
+
+def _chunks(items: Sequence[str], size: int = _CHUNK) -> Iterable[Sequence[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

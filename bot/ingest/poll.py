@@ -1,0 +1,223 @@
+"""Poll one source: fetch batches, ingest each with its state in one transaction.
+
+A batch and the cursor/ETag/facts that come with it are committed together, so a cursor
+never moves past papers that were not stored. Bad entries are logged, counted and
+skipped; a source that fails is recorded in its state (error count, last error) and the
+poll goes on with the next source. Only a poll that could read nothing fails.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlmodel import col
+
+from bot.catalog.refile import refile_topics
+from bot.catalog.topics import SyncReport, load_topics, sync_topics
+from bot.config import Settings
+from bot.errors import PapertideError
+from bot.ingest.http import HttpDeps, RateLimiter, build_client
+from bot.ingest.persist import ingest_batch
+from bot.ingest.sources.arxiv_api import ArxivApiSource
+from bot.ingest.sources.base import Batch, Source, SourceContext, StoredState, create_source
+from bot.matching.engine import load_engine
+from bot.service.root import AppContext
+from bot.store.models import SourceState, Topic
+from bot.timeutil import utcnow
+from bot.types import Match, PaperMatcher
+
+log = logging.getLogger(__name__)
+
+OnNewMatches = Callable[[AsyncSession, list[Match]], Awaitable[None]]
+OnProgress = Callable[[int, int], None]
+
+
+@dataclass
+class PollResult:
+    """What one poll of one source did."""
+
+    source: str
+    batches: int = 0
+    read: int = 0
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    ignored: int = 0
+    skipped: int = 0
+    new_matches: int = 0
+    error: str | None = None
+
+    @property
+    def read_anything(self) -> bool:
+        return self.batches > 0
+
+
+async def prepare_store(ctx: AppContext) -> SyncReport:
+    """Sync the topics catalog (PAPERTIDE_TOPICS_FILE) into the store; call at start."""
+    topics = load_topics(ctx.settings.topics_file)
+    async with ctx.sessions() as session, session.begin():
+        report = await sync_topics(session=session, topics=topics)
+        await refile_topics(session=session, slugs=report.refile)
+    log.info("topics.synced", extra={"added": report.added, "changed": report.changed})
+    return report
+
+
+def build_http(settings: Settings) -> HttpDeps:
+    """The HTTP client and the ONE arXiv limiter every source of a process shares."""
+    return HttpDeps(
+        client=build_client(settings), arxiv_limiter=RateLimiter(settings.arxiv_delay_seconds)
+    )
+
+
+async def poll_categories(*, session: AsyncSession, settings: Settings) -> tuple[str, ...]:
+    """PAPERTIDE_ARXIV_CATEGORIES, else the union of the active topics' categories."""
+    if settings.arxiv_categories:
+        return tuple(sorted(set(settings.arxiv_categories)))
+    query = select(col(Topic.categories)).where(col(Topic.active).is_(True))
+    rows = await session.execute(query)
+    return tuple(sorted({c for (cats,) in rows for c in cats}))
+
+
+async def run_poll(
+    *,
+    settings: Settings,
+    sessions: async_sessionmaker[AsyncSession],
+    source_name: str,
+    http: HttpDeps | None = None,
+    matcher: PaperMatcher | None = None,
+    on_new_matches: OnNewMatches | None = None,
+    source: Source | None = None,
+    on_progress: OnProgress | None = None,
+) -> PollResult:
+    """Poll `source_name` once; never raises for a source's failure (see `.error`)."""
+    own_http = http is None
+    http = http or build_http(settings)
+    result = PollResult(source=source_name)
+    started = utcnow()
+    try:
+        async with sessions() as session:
+            stored = await session.get(SourceState, source_name)
+            state = _snapshot(stored)
+            categories = await poll_categories(session=session, settings=settings)
+            matcher = matcher or await load_engine(session=session)
+        source = source or create_source(
+            source_name, SourceContext(settings=settings, http=http, categories=categories)
+        )
+        async for batch in source.fetch(state):
+            async with sessions() as session, session.begin():
+                report = await ingest_batch(session=session, records=batch.papers, matcher=matcher)
+                if on_new_matches is not None and report.new_matches:
+                    await on_new_matches(session, report.new_matches)
+                await _save_state(session, source_name, batch, started)
+            _count(result, batch, report)
+            if on_progress is not None and batch.progress is not None:
+                on_progress(*batch.progress)
+    except PapertideError as exc:
+        result.error = str(exc)
+        log.error("poll.failed", extra={"source": source_name, "error": result.error})
+        async with sessions() as session, session.begin():
+            await _save_failure(session, source_name, result.error, started)
+    finally:
+        if own_http:
+            await http.client.aclose()
+    log.info("poll.done", extra={"source": source_name, "new": result.new, "read": result.read})
+    return result
+
+
+def _count(result: PollResult, batch: Batch, report: Any) -> None:
+    result.batches += 1
+    result.read += len(batch.papers)
+    result.new += len(report.new)
+    result.updated += len(report.updated)
+    result.unchanged += report.unchanged
+    result.ignored += report.ignored
+    result.new_matches += len(report.new_matches)
+    result.skipped += len(batch.skipped)
+    for skip in batch.skipped:
+        log.warning(
+            "poll.skipped",
+            extra={"source": result.source, "where": skip.where, "reason": skip.reason},
+        )
+
+
+async def run_backfill(
+    *,
+    settings: Settings,
+    sessions: async_sessionmaker[AsyncSession],
+    weeks: int,
+    source_name: str = "arxiv",
+    http: HttpDeps | None = None,
+    matcher: PaperMatcher | None = None,
+    on_new_matches: OnNewMatches | None = None,
+    on_progress: OnProgress | None = None,
+    now: datetime | None = None,
+) -> PollResult:
+    """Fetch `weeks` of history (for momentum); the arXiv API is split into date windows."""
+    own_http = http is None
+    http = http or build_http(settings)
+    source: Source | None = None
+    try:
+        if source_name == "arxiv":
+            async with sessions() as session:
+                categories = await poll_categories(session=session, settings=settings)
+            ctx = SourceContext(settings=settings, http=http, categories=categories)
+            since = (now or utcnow()) - timedelta(weeks=weeks)
+            source = ArxivApiSource(source_name, ctx, since=since, now=now)
+        return await run_poll(
+            settings=settings,
+            sessions=sessions,
+            source_name=source_name,
+            http=http,
+            matcher=matcher,
+            on_new_matches=on_new_matches,
+            source=source,
+            on_progress=on_progress,
+        )
+    finally:
+        if own_http:
+            await http.client.aclose()
+
+
+def _snapshot(row: SourceState | None) -> StoredState:
+    if row is None:
+        return StoredState()
+    return StoredState(
+        cursor=row.cursor, etag=row.etag, last_modified=row.last_modified, data=dict(row.data)
+    )
+
+
+async def _state_row(session: AsyncSession, name: str) -> SourceState:
+    row = await session.get(SourceState, name, with_for_update=True)
+    if row is None:
+        row = SourceState(name=name, data={})
+        session.add(row)
+    return row
+
+
+async def _save_state(session: AsyncSession, name: str, batch: Batch, started: datetime) -> None:
+    row = await _state_row(session, name)
+    if batch.cursor is not None:
+        row.cursor = batch.cursor
+    if batch.etag is not None:
+        row.etag = batch.etag
+    if batch.last_modified is not None:
+        row.last_modified = batch.last_modified
+    if batch.data:
+        row.data = {**row.data, **batch.data}  # a new dict: JSON columns track reassignment
+    row.last_polled_at = started
+    row.last_success_at = utcnow()
+    row.error_count = 0
+    row.last_error = None
+
+
+async def _save_failure(session: AsyncSession, name: str, error: str, started: datetime) -> None:
+    row = await _state_row(session, name)
+    row.last_polled_at = started
+    row.error_count += 1
+    row.last_error = error

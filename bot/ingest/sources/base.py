@@ -1,0 +1,97 @@
+"""The small protocol every source implements, and the one registry of sources.
+
+A source reads its stored state (cursor, ETag, facts) and yields `Batch`es: a bounded
+list of papers plus the state to store once that batch is persisted. Poll stores each
+batch and its state in one transaction, so a cursor never moves past unstored papers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bot.config import Settings
+from bot.errors import ConfigError
+from bot.ingest.http import HttpDeps
+from bot.types import PaperRecord
+
+BATCH_SIZE = 500  # papers per batch: bounds memory and the size of one transaction
+
+
+@dataclass(frozen=True, slots=True)
+class StoredState:
+    """What a source reads back from `source_state` at the start of a poll."""
+
+    cursor: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """One entry or page left out, with where and why (logged and counted)."""
+
+    where: str
+    reason: str
+
+
+@dataclass(slots=True)
+class Batch:
+    """Papers to persist, then the state to store with them (None = leave as is)."""
+
+    papers: list[PaperRecord]
+    cursor: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    data: dict[str, Any] | None = None  # merged into the stored data
+    skipped: list[Skip] = field(default_factory=list)
+    progress: tuple[int, int] | None = None  # (done, total) for progress bars
+
+
+class Source(Protocol):
+    """A paper source. `fetch` streams batches; it never holds a whole poll in memory."""
+
+    name: str
+
+    def fetch(self, state: StoredState) -> AsyncIterator[Batch]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SourceContext:
+    """What a factory may use: settings, the shared HTTP deps, the categories to poll."""
+
+    settings: Settings
+    http: HttpDeps
+    categories: tuple[str, ...]
+
+
+SourceFactory = Callable[[str, SourceContext], Source]
+
+
+def _registry() -> dict[str, SourceFactory]:
+    # Imported here so that each source module can import this one.
+    from bot.ingest.sources import arxiv_api, arxiv_rss, feed, sample
+
+    return {
+        "arxiv": arxiv_api.create,
+        "arxiv-rss": arxiv_rss.create,
+        "sample": sample.create,
+        "feed:": feed.create,  # prefix: feed:<url>
+    }
+
+
+def source_names() -> list[str]:
+    """Names a user may configure (`feed:` takes a URL after the colon)."""
+    return list(_registry())
+
+
+def create_source(name: str, ctx: SourceContext) -> Source:
+    """Build the source called `name`; raises ConfigError for an unknown name."""
+    registry = _registry()
+    factory = registry.get("feed:" if name.startswith("feed:") else name)
+    if factory is None:
+        known = ", ".join(source_names())
+        raise ConfigError(f"unknown source {name!r}; known: {known}", variable="PAPERTIDE_SOURCES")
+    return factory(name, ctx)

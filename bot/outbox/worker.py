@@ -1,0 +1,340 @@
+"""The delivery worker: claim with a lease → send concurrently → settle the results.
+
+One `Worker` per process; any number of processes share one PostgreSQL outbox.
+Sends run as tasks bounded by `worker_concurrency`; results are settled in small
+batches (one transaction per flush) so the database is not the bottleneck. On stop
+(SIGTERM) the worker claims nothing more, lets sends in progress finish (up to a
+grace period) and gives rows it has not started back to the queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlmodel import col
+
+from bot import metrics
+from bot.config import Settings
+from bot.outbox.admin import count_by_status
+from bot.outbox.channel import Channel, Delivered, DeliveryResult, Failed, Retry
+from bot.outbox.fanout import fold_held
+from bot.outbox.pacing import Pacer, rates_from_settings
+from bot.outbox.queue import (
+    Claimed,
+    backoff_seconds,
+    bury_disabled,
+    claim_batch,
+    release,
+    renew_leases,
+    requeue_expired,
+    settle,
+)
+from bot.store.models import OutboxRow, Target
+from bot.timeutil import utcnow
+from bot.types import Platform
+
+log = logging.getLogger(__name__)
+
+FLUSH_SECONDS = 0.05
+SHUTDOWN_GRACE_SECONDS = 10.0
+DEPTH_EVERY_SECONDS = 30.0
+
+
+def new_owner_id() -> str:
+    """host:pid:random, so leases name the process that holds them."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+class Worker:
+    """Delivers outbox rows through `channels` until `stop` is set."""
+
+    def __init__(
+        self,
+        *,
+        sessions: async_sessionmaker[AsyncSession],
+        channels: Mapping[Platform, Channel],
+        settings: Settings,
+        pacer: Pacer | None = None,
+        owner: str | None = None,
+        idle_seconds: float = 0.2,
+        backoff: Callable[[int], float] = backoff_seconds,
+    ) -> None:
+        self.owner = owner or new_owner_id()
+        self._sessions = sessions
+        self._channels = dict(channels)
+        self._settings = settings
+        self._pacer = pacer or Pacer(rates_from_settings(settings))
+        self._idle = idle_seconds
+        self._backoff = backoff
+        self._sem = asyncio.Semaphore(max(1, settings.worker_concurrency))
+        self._tasks: dict[asyncio.Task[None], Claimed] = {}
+        self._sending: set[int] = set()
+        self._gone: dict[int, str] = {}  # targets disabled while this worker ran
+        self._results: list[tuple[Claimed, DeliveryResult]] = []
+        self._unsent: list[Claimed] = []
+        self._room = asyncio.Event()
+        batch = max(1, settings.outbox_batch_size)
+        self._capacity = 2 * batch
+        self._low_water = max(1, batch // 2)
+        lease = settings.outbox_lease_seconds
+        self._upkeep_every = max(0.5, min(5.0, lease / 3))
+        self._depth_due = 0.0
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._tasks)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Claim, send and settle until `stop` is set; then drain and release."""
+        log.info(
+            "worker.start",
+            extra={"owner": self.owner, "platforms": ",".join(sorted(map(str, self._channels)))},
+        )
+        flusher = asyncio.create_task(self._flush_loop(stop))
+        upkeep = asyncio.create_task(self._upkeep_loop(stop))
+        try:
+            await self._claim_loop(stop)
+        finally:
+            await self._drain()
+            upkeep.cancel()
+            flusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(upkeep, flusher)
+            await self._flush()
+            log.info("worker.stop", extra={"owner": self.owner})
+
+    async def _claim_loop(self, stop: asyncio.Event) -> None:
+        # Up to two batches are held at once: the next claim runs while the last one
+        # is still being sent, so the database round trip never leaves sends idle.
+        batch = max(1, self._settings.outbox_batch_size)
+        while not stop.is_set():
+            self._room.clear()
+            room = self._capacity - len(self._tasks)
+            if room < self._low_water:
+                await self._wait(stop, self._room, 1.0)  # busy: until sends free room
+                continue
+            try:
+                got = await self._claim(min(batch, room))
+            except Exception:
+                log.exception("worker.claim_failed", extra={"owner": self.owner})
+                got = 0
+            if got == 0:
+                await self._wait(stop, None, self._idle)  # idle: poll again shortly
+
+    @staticmethod
+    async def _wait(stop: asyncio.Event, other: asyncio.Event | None, seconds: float) -> None:
+        waits = [asyncio.ensure_future(stop.wait())]
+        if other is not None:
+            waits.append(asyncio.ensure_future(other.wait()))
+        _, pending = await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        for fut in pending:
+            fut.cancel()
+
+    async def _claim(self, limit: int) -> int:
+        async with self._sessions() as session, session.begin():
+            claimed = await claim_batch(
+                session=session,
+                owner=self.owner,
+                limit=limit,
+                lease_seconds=self._settings.outbox_lease_seconds,
+                platforms=[str(p) for p in self._channels],
+            )
+        deferred = []
+        for item in claimed:
+            slot = self._pacer.reserve(item.message.target)
+            if slot.defer:
+                deferred.append((item, utcnow() + timedelta(seconds=slot.wait)))
+                continue
+            task = asyncio.create_task(self._deliver(item, slot.wait))
+            self._tasks[task] = item
+            task.add_done_callback(self._task_done)
+        if deferred:
+            async with self._sessions() as session, session.begin():
+                await release(session=session, owner=self.owner, items=deferred)
+        return len(claimed)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.pop(task, None)
+        if self._capacity - len(self._tasks) >= self._low_water:
+            self._room.set()
+
+    async def _deliver(self, item: Claimed, wait: float) -> None:
+        message = item.message
+        try:
+            if wait > 0:
+                await asyncio.sleep(wait)
+            async with self._sem:
+                self._sending.add(message.id)
+                started = time.perf_counter()
+                result = await self._send(item)
+        except asyncio.CancelledError:
+            if message.id not in self._sending:
+                self._unsent.append(item)  # never started: goes back to the queue
+                return
+            raise
+        finally:
+            self._sending.discard(message.id)
+        platform = str(message.target.platform)
+        metrics.SEND_SECONDS.labels(platform).observe(time.perf_counter() - started)
+        if isinstance(result, Delivered):
+            metrics.SENT.labels(platform).inc()
+            age = (utcnow() - item.created_at).total_seconds()
+            metrics.ENQUEUE_TO_SEND_SECONDS.labels(platform).observe(max(0.0, age))
+        elif isinstance(result, Retry) and message.attempt < self._settings.outbox_max_attempts:
+            if result.after is not None:
+                self._pacer.block(message.target, result.after)
+            metrics.RETRIED.labels(platform).inc()
+            log.info("worker.retry", extra={"id": message.id, "reason": result.reason})
+        else:
+            metrics.DEAD.labels(platform).inc()
+            if isinstance(result, Failed) and result.disable_target:
+                metrics.TARGETS_DISABLED.labels(platform).inc()
+            log.warning("worker.dead", extra={"id": message.id, "reason": result.reason})
+        self._results.append((item, result))
+
+    async def _send(self, item: Claimed) -> DeliveryResult:
+        target = item.message.target
+        if target.id in self._gone:
+            # Claimed in the same batch as the send that found the target gone: don't try.
+            return Failed(f"target disabled: {self._gone[target.id]}")
+        channel = self._channels.get(target.platform)
+        if channel is None:  # claim filters by platform; kept for safety
+            return Retry(f"no channel for {target.platform}")
+        try:
+            result = await channel.send(item.message)
+        except Exception as exc:
+            # A channel must not raise; if one does, the message is retried, not lost.
+            log.exception("worker.channel_raised", extra={"id": item.message.id})
+            return Retry(f"channel raised {type(exc).__name__}: {exc}")
+        if isinstance(result, Failed) and result.disable_target:
+            self._gone[target.id] = result.reason
+        return result
+
+    async def _flush_loop(self, stop: asyncio.Event) -> None:
+        while True:
+            await asyncio.sleep(FLUSH_SECONDS)
+            try:
+                await self._flush()
+            except Exception:
+                log.exception("worker.flush_failed", extra={"owner": self.owner})
+
+    async def _flush(self) -> None:
+        results, self._results = self._results, []
+        unsent, self._unsent = self._unsent, []
+        if not results and not unsent:
+            return
+        try:
+            async with self._sessions() as session, session.begin():
+                counts = await settle(
+                    session=session,
+                    owner=self.owner,
+                    results=results,
+                    max_attempts=self._settings.outbox_max_attempts,
+                    backoff=self._backoff,
+                )
+                await release(session=session, owner=self.owner, items=[(u, None) for u in unsent])
+        except Exception:
+            # Keep them for the next flush; the leases cover us meanwhile.
+            self._results[:0] = results
+            self._unsent[:0] = unsent
+            raise
+        if counts.dead or counts.disabled:
+            log.warning("worker.settled", extra={"dead": counts.dead, "disabled": counts.disabled})
+
+    async def _upkeep_loop(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self.run_upkeep()
+            except Exception:
+                log.exception("worker.upkeep_failed", extra={"owner": self.owner})
+            await asyncio.sleep(self._upkeep_every)
+
+    async def run_upkeep(self) -> None:
+        """Renew our leases; requeue lapsed ones, bury disabled targets' rows, end quiet hours."""
+        async with self._sessions() as session, session.begin():
+            if self._tasks:
+                await renew_leases(
+                    session=session,
+                    owner=self.owner,
+                    lease_seconds=self._settings.outbox_lease_seconds,
+                )
+            requeued = await requeue_expired(session=session)
+            await bury_disabled(session=session)
+            await fold_held(session=session)
+        if time.monotonic() >= self._depth_due:
+            # A count over the whole table: cheap now, not on every tick at scale.
+            self._depth_due = time.monotonic() + DEPTH_EVERY_SECONDS
+            async with self._sessions() as session:
+                metrics.set_queue_depth(await count_by_status(session=session))
+        if requeued:
+            log.warning("worker.requeued_expired", extra={"rows": requeued})
+
+    async def _drain(self) -> None:
+        """Stop: cancel sends not yet started, let started ones finish within the grace."""
+        for task, item in list(self._tasks.items()):
+            if item.message.id not in self._sending:
+                task.cancel()
+        pending = set(self._tasks)
+        if pending:
+            _, late = await asyncio.wait(pending, timeout=SHUTDOWN_GRACE_SECONDS)
+            for task in late:
+                # Unknown outcome; give the row back (a duplicate beats a loss).
+                self._unsent.append(self._tasks[task])
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+
+async def deliver_until_idle(
+    *,
+    sessions: async_sessionmaker[AsyncSession],
+    settings: Settings,
+    channels: Mapping[Platform, Channel],
+    limit_seconds: float = 60.0,
+) -> int:
+    """Run one worker until no due row is left for these channels; returns rows sent.
+
+    For one-shot runs (`papertide demo`, tests): the long-running service uses `Worker.run`.
+    """
+    platforms = [str(p) for p in channels]
+    due_stmt = (
+        select(func.count())
+        .select_from(OutboxRow)
+        .join(Target, col(Target.id) == col(OutboxRow.target_id))
+        .where(
+            col(OutboxRow.status).in_(("pending", "sending")),
+            col(Target.platform).in_(platforms),
+        )
+    )
+    sent_stmt = select(func.count()).where(col(OutboxRow.status) == "sent")
+
+    async def count(stmt: Any) -> int:
+        async with sessions() as session:
+            return int((await session.execute(stmt)).scalar_one())
+
+    before = await count(sent_stmt)
+    stop = asyncio.Event()
+    worker = Worker(sessions=sessions, channels=channels, settings=settings)
+    task = asyncio.create_task(worker.run(stop))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit_seconds
+    try:
+        # Polling the store: the rows' state lives there, not in any event we could await.
+        while loop.time() < deadline and await count(  # noqa: ASYNC110
+            due_stmt.where(col(OutboxRow.next_attempt_at) <= utcnow())
+        ):
+            await asyncio.sleep(0.1)
+    finally:
+        stop.set()
+        await task
+    return await count(sent_stmt) - before

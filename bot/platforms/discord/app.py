@@ -1,0 +1,250 @@
+"""Discord adapter: one `app_commands.Group` named `papers`, handlers thin over bot.commands.
+
+Dependencies (sessions, CommandDeps) are built by the composition root and passed to
+the constructor. Personal answers are ephemeral; commands that may pass Discord's
+3-second window (`alert test`, `topics`) defer first. Changing a channel needs the
+Manage Channels permission (resolved for the member in that channel) unless
+PAPERTIDE_CHANNEL_CHANGES=everyone. Every reply sets allowed_mentions to none.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.http import Route
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.chat.commands import CommandContext, CommandDeps, Reply, run_command
+from bot.chat.text import cut_text
+from bot.config import Settings
+from bot.errors import ConfigError
+from bot.platforms.discord.channel import DESCRIPTION_MAX, TITLE_MAX, clean
+from bot.subscriptions import follows as subs
+from bot.types import Platform
+
+log = logging.getLogger(__name__)
+
+SLOW_COMMANDS = ("alert test", "topics")
+INVITE_PERMISSIONS = discord.Permissions(view_channel=True, send_messages=True, embed_links=True)
+
+
+def use_discord_api_url(url: str) -> None:
+    """Point discord.py's REST calls at `url` (PAPERTIDE_DISCORD_API_URL).
+
+    discord.py keeps its base URL in the class constant `Route.BASE` and offers no
+    per-client setting, so the composition root sets it once, before any client exists.
+    """
+    Route.BASE = url.rstrip("/")
+
+
+def context_for(interaction: discord.Interaction[Any]) -> CommandContext:
+    """Our CommandContext from a Discord interaction (guild scopes every row)."""
+    return CommandContext(
+        platform=Platform.DISCORD,
+        workspace=str(interaction.guild_id or ""),
+        channel=str(interaction.channel_id or ""),
+        user=str(interaction.user.id),
+        is_dm=interaction.guild_id is None,
+        can_manage_channel=bool(interaction.permissions.manage_channels),
+    )
+
+
+def to_reply_embed(reply: Reply) -> discord.Embed:
+    """A Reply as one embed within Discord's limits."""
+    embed = discord.Embed(
+        title=cut_text(reply.title, TITLE_MAX),
+        description=cut_text("\n".join(reply.lines), DESCRIPTION_MAX) or None,
+        colour=discord.Colour.red() if reply.error else discord.Colour.blurple(),
+    )
+    return embed
+
+
+class PapersGroup(app_commands.Group):
+    """`/papers …`: every command builds the text our one grammar parses."""
+
+    def __init__(
+        self, *, sessions: async_sessionmaker[AsyncSession] | None, deps: CommandDeps | None
+    ) -> None:
+        super().__init__(name="papers", description="Follow research-paper topics and alerts")
+        self.sessions = sessions
+        self.deps = deps
+
+    async def run(self, interaction: discord.Interaction[Any], text: str) -> None:
+        """Parse → act → reply; defer first when the work may pass 3 seconds."""
+        assert self.sessions is not None
+        assert self.deps is not None
+        slow = text.startswith(SLOW_COMMANDS)
+        if slow:
+            await interaction.response.defer(ephemeral=True, thinking=True)
+        async with self.sessions() as session:
+            reply = await run_command(
+                session=session, ctx=context_for(interaction), text=text, deps=self.deps
+            )
+            await session.commit()
+        embed = to_reply_embed(reply)
+        none = discord.AllowedMentions.none()
+        if slow:
+            await interaction.followup.send(embed=embed, ephemeral=True, allowed_mentions=none)
+        else:
+            await interaction.response.send_message(
+                embed=embed, ephemeral=reply.ephemeral or reply.error, allowed_mentions=none
+            )
+
+    async def topic_choices(
+        self, _interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        """At most 25 topics matching what was typed; the value is re-validated on use."""
+        assert self.sessions is not None
+        async with self.sessions() as session:
+            topics = await subs.list_topics(session=session, words=current[:100])
+        return [
+            app_commands.Choice(name=cut_text(f"{t.name} ({t.slug})", 100), value=t.slug[:100])
+            for t in topics[:25]
+        ]
+
+    @app_commands.command(name="follow", description="Send new papers of a topic here")
+    @app_commands.describe(topic="Topic slug or name", me="Follow for yourself (DMs)")
+    async def follow(
+        self, interaction: discord.Interaction[Any], topic: str, me: bool = False
+    ) -> None:
+        await self.run(interaction, f"follow {topic}" + (" me" if me else ""))
+
+    @app_commands.command(name="unfollow", description="Stop following a topic")
+    async def unfollow(
+        self, interaction: discord.Interaction[Any], topic: str, me: bool = False
+    ) -> None:
+        await self.run(interaction, f"unfollow {topic}" + (" me" if me else ""))
+
+    @app_commands.command(name="list", description="What this channel and you follow")
+    async def list_(self, interaction: discord.Interaction[Any]) -> None:
+        await self.run(interaction, "list")
+
+    @app_commands.command(name="topics", description="The topic catalog")
+    async def topics(self, interaction: discord.Interaction[Any], words: str = "") -> None:
+        await self.run(interaction, f"topics {words}")
+
+    @app_commands.command(name="alerts", description="Your keyword alerts")
+    async def alerts(self, interaction: discord.Interaction[Any]) -> None:
+        await self.run(interaction, "alerts")
+
+    @app_commands.command(name="digest", description="Weekly email digest: an address, or off")
+    async def digest(self, interaction: discord.Interaction[Any], email: str) -> None:
+        await self.run(interaction, f"digest {email}")
+
+    @app_commands.command(name="mute", description="Hold a topic for a while, e.g. 2h, 3d, 1w")
+    async def mute(
+        self, interaction: discord.Interaction[Any], topic: str, duration: str, me: bool = False
+    ) -> None:
+        await self.run(interaction, f"mute {topic} {duration}" + (" me" if me else ""))
+
+    @app_commands.command(
+        name="quiet-hours", description="Hold alerts overnight, e.g. 22-07, or off"
+    )
+    async def quiet_hours(
+        self,
+        interaction: discord.Interaction[Any],
+        hours: str,
+        timezone: str = "",
+        me: bool = False,
+    ) -> None:
+        await self.run(interaction, f"quiet-hours {hours} {timezone}" + (" me" if me else ""))
+
+    @app_commands.command(name="help", description="What /papers can do")
+    async def help_(self, interaction: discord.Interaction[Any]) -> None:
+        await self.run(interaction, "help")
+
+    alert = app_commands.Group(name="alert", description="Your keyword alerts")
+
+    @alert.command(name="add", description='DM me papers matching a query, e.g. au:"Yi Wu"')
+    async def alert_add(self, interaction: discord.Interaction[Any], query: str) -> None:
+        await self.run(interaction, f"alert add {query}")
+
+    @alert.command(name="remove", description="Delete one of your alerts")
+    async def alert_remove(self, interaction: discord.Interaction[Any], id: int) -> None:
+        await self.run(interaction, f"alert remove {id}")
+
+    @alert.command(name="test", description="What a query matched in the last four weeks")
+    async def alert_test(self, interaction: discord.Interaction[Any], query: str) -> None:
+        await self.run(interaction, f"alert test {query}")
+
+    @follow.autocomplete("topic")
+    async def _follow_topic(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await self.topic_choices(interaction, current)
+
+    @unfollow.autocomplete("topic")
+    async def _unfollow_topic(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await self.topic_choices(interaction, current)
+
+    @mute.autocomplete("topic")
+    async def _mute_topic(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await self.topic_choices(interaction, current)
+
+
+class PapersBot(discord.Client):
+    """The gateway client: guild intents only, one command tree holding the `papers` group."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        sessions: async_sessionmaker[AsyncSession] | None,
+        deps: CommandDeps | None,
+    ) -> None:
+        options: dict[str, Any] = {}
+        if settings.discord_application_id:
+            options["application_id"] = int(settings.discord_application_id)
+        super().__init__(intents=discord.Intents(guilds=True), **options)
+        self.tree = app_commands.CommandTree(self)
+        self.group = PapersGroup(sessions=sessions, deps=deps)
+        self.tree.add_command(self.group)
+
+
+def _token(settings: Settings) -> str:
+    if settings.discord_token is None:
+        raise ConfigError(
+            "Discord needs PAPERTIDE_DISCORD_TOKEN", variable="PAPERTIDE_DISCORD_TOKEN"
+        )
+    return settings.discord_token.get_secret_value()
+
+
+async def run_discord(
+    settings: Settings, sessions: async_sessionmaker[AsyncSession], deps: CommandDeps
+) -> None:
+    """Connect to the gateway and answer `/papers` until cancelled; never syncs commands."""
+    use_discord_api_url(settings.discord_api_url)
+    async with PapersBot(settings=settings, sessions=sessions, deps=deps) as bot:
+        await bot.start(_token(settings))
+
+
+async def sync_commands(settings: Settings) -> list[str]:
+    """Register the command group with Discord (explicitly: creations are limited per day)."""
+    use_discord_api_url(settings.discord_api_url)
+    async with PapersBot(settings=settings, sessions=None, deps=None) as bot:
+        await bot.login(_token(settings))
+        synced = await bot.tree.sync()
+    return [command.name for command in synced]
+
+
+def invite_url(settings: Settings) -> str:
+    """The OAuth2 URL that adds the bot with the least permissions it needs."""
+    if not settings.discord_application_id:
+        raise ConfigError(
+            "set PAPERTIDE_DISCORD_APPLICATION_ID", variable="PAPERTIDE_DISCORD_APPLICATION_ID"
+        )
+    return discord.utils.oauth_url(
+        settings.discord_application_id,
+        permissions=INVITE_PERMISSIONS,
+        scopes=("bot", "applications.commands"),
+    )
+
+
+__all__ = ["PapersBot", "PapersGroup", "clean", "invite_url", "run_discord", "sync_commands"]

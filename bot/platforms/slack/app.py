@@ -1,0 +1,249 @@
+"""Slack adapter: slack-bolt AsyncApp for `/papers`, its buttons and events.
+
+Bolt verifies every HTTP request (signing secret, 5-minute replay window → 401). The
+slash command acks at once with an empty body and does the work afterwards, answering
+through `response_url`; Bolt's listener runner returns the HTTP 200 as soon as `ack()`
+is called, so Slack's 3-second limit never depends on the database.
+
+Tenancy: the app is installed in one workspace; a request whose `team_id` differs from
+the installation's (from `auth.test`) is refused, and every row a command touches is
+keyed by the request's own team id.
+
+Channel permission: Slack only offers the message composer (and so slash commands) to
+members of a channel, so a command typed in a channel is proof of membership; we do not
+page through `conversations.members`. What we do check before a channel follow is
+that the BOT can post there (`conversations.info` → `is_member`; `channel_not_found`
+for private channels it was never invited to) and answer "invite me first" otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetryHandler
+from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.chat.commands import CommandContext, CommandDeps, Reply, run_command
+from bot.chat.text import cut_text
+from bot.config import Settings
+from bot.errors import ConfigError
+from bot.platforms.slack.channel import (
+    MAX_SECTION,
+    MUTE_ALERT_ACTION,
+    UNFOLLOW_ACTION,
+    escape,
+    slack_error,
+)
+from bot.subscriptions import follows as subs
+from bot.types import Platform
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+COMMAND_CONCURRENCY = 4
+INVITE_FIRST = "Invite me to this channel first (`/invite @papertide`), then follow again."
+GONE_EVENTS = ("app_uninstalled", "tokens_revoked")
+CHANNEL_GONE_EVENTS = ("channel_archive", "channel_deleted")
+
+
+def render_reply(reply: Reply) -> dict[str, Any]:
+    """A Reply as a response_url message: escaped mrkdwn, sections within Slack's limits."""
+    title = f"*{escape(reply.title)}*" if not reply.error else f":warning: {escape(reply.title)}"
+    sections: list[str] = [title]
+    for line in reply.lines:
+        line = cut_text(escape(line), 1000)
+        if len(sections[-1]) + len(line) + 1 > MAX_SECTION - 50 or len(sections) == 1:
+            sections.append(line)
+        else:
+            sections[-1] += "\n" + line
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": s}} for s in sections[:45]]
+    return {
+        "text": cut_text(escape(reply.title), 300),
+        "blocks": blocks,
+        "response_type": "ephemeral" if reply.ephemeral or reply.error else "in_channel",
+        "replace_original": False,
+    }
+
+
+def _web_client(settings: Settings) -> AsyncWebClient:
+    # Commands retry only a dropped connection, once; the outbox owns delivery retries.
+    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+    return AsyncWebClient(
+        token=token,
+        base_url=settings.slack_api_url,
+        timeout=int(min(settings.http_timeout_seconds, 10)),
+        retry_handlers=[AsyncConnectionErrorRetryHandler(max_retry_count=1)],
+    )
+
+
+def _installed_team(context: Mapping[str, Any]) -> str | None:
+    result = context.get("authorize_result")
+    return getattr(result, "team_id", None)
+
+
+def _channel_checker(client: AsyncWebClient) -> Any:
+    async def check(ctx: CommandContext) -> str | None:
+        try:
+            info = await client.conversations_info(channel=ctx.channel)
+        except SlackApiError as exc:
+            if slack_error(exc) in ("channel_not_found", "not_in_channel"):
+                return INVITE_FIRST
+            return "Slack did not answer about this channel: try again in a minute."
+        channel = info.get("channel") or {}
+        return None if channel.get("is_member") or channel.get("is_im") else INVITE_FIRST
+
+    return check
+
+
+def build_slack_app(
+    *,
+    settings: Settings,
+    sessions: async_sessionmaker[AsyncSession],
+    deps: CommandDeps,
+    client: AsyncWebClient | None = None,
+) -> AsyncApp:
+    """The Bolt app with the `/papers` command, the two buttons and the events we act on."""
+    if settings.slack_bot_token is None or settings.slack_signing_secret is None:
+        raise ConfigError(
+            "Slack needs PAPERTIDE_SLACK_BOT_TOKEN and PAPERTIDE_SLACK_SIGNING_SECRET",
+            variable="PAPERTIDE_SLACK_SIGNING_SECRET",
+        )
+    client = client or _web_client(settings)
+    app = AsyncApp(
+        signing_secret=settings.slack_signing_secret.get_secret_value(),
+        client=client,
+        name="papertide",
+    )
+    deps = replace(deps, check_channel=_channel_checker(client), command=settings.slack_command)
+
+    # Work after the ack is bounded so a burst of commands queues cheaply instead of
+    # starving the event loop that must answer the next request's ack within 3 s.
+    limit = asyncio.Semaphore(COMMAND_CONCURRENCY)
+
+    async def run_for(ctx: CommandContext, text: str) -> Reply:
+        try:
+            async with limit, sessions() as session:
+                reply = await run_command(session=session, ctx=ctx, text=text, deps=deps)
+                await session.commit()
+        except Exception:
+            # The ack is long gone: the user still gets one line instead of silence.
+            log.exception("slack.command_failed", extra={"team_id": ctx.workspace})
+            return Reply(
+                title="Something went wrong on our side: try again in a minute.", error=True
+            )
+        return reply
+
+    @app.middleware
+    async def skip_seen_events(body: dict[str, Any], next: Any) -> BoltResponse | None:
+        # Slack retries an event up to three times; the processed_event table answers once.
+        event_id = body.get("event_id") if body.get("type") == "event_callback" else None
+        if event_id:
+            async with sessions() as session:
+                fresh = await subs.claim_event(
+                    session=session, platform=Platform.SLACK, event_id=str(event_id)[:128]
+                )
+                await session.commit()
+            if not fresh:
+                log.info("slack.event_duplicate", extra={"event_id": event_id})
+                return BoltResponse(status=200, body="")
+        return await next()  # type: ignore[no-any-return]
+
+    @app.command(settings.slack_command)
+    async def on_command(ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
+        await ack()
+        team = str(body.get("team_id", ""))
+        if team != _installed_team(context):
+            log.warning("slack.foreign_team", extra={"team_id": team})
+            await respond(
+                text="This app is installed in another workspace.", response_type="ephemeral"
+            )
+            return
+        channel = str(body.get("channel_id", ""))
+        is_dm = body.get("channel_name") == "directmessage" or channel.startswith("D")
+        ctx = CommandContext(
+            platform=Platform.SLACK,
+            workspace=team,
+            channel=channel,
+            user=str(body.get("user_id", "")),
+            is_dm=is_dm,
+            can_manage_channel=not is_dm,  # typing in a channel proves membership (see above)
+        )
+        reply = await run_for(ctx, str(body.get("text", "")))
+        await respond(**render_reply(reply))
+
+    async def on_button(ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
+        await ack()
+        team = str((body.get("team") or {}).get("id", ""))
+        action = (body.get("actions") or [{}])[0]
+        if team != _installed_team(context):
+            return
+        ctx = CommandContext(
+            platform=Platform.SLACK,
+            workspace=team,
+            channel=str((body.get("channel") or {}).get("id", "")),
+            user=str((body.get("user") or {}).get("id", "")),
+            is_dm=False,
+            can_manage_channel=True,  # the button is in the channel's own history
+        )
+        if action.get("action_id") == UNFOLLOW_ACTION:
+            value = json.loads(str(action.get("value", "{}")))
+            text = f"unfollow {value.get('slug', '')}" + (" me" if value.get("k") == "user" else "")
+        else:
+            text = f"alert mute {action.get('value', '')} 1w"
+        reply = await run_for(ctx, text)
+        await respond(**render_reply(replace(reply, ephemeral=True)))
+
+    app.action(UNFOLLOW_ACTION)(on_button)
+    app.action(MUTE_ALERT_ACTION)(on_button)
+
+    async def on_gone(body: dict[str, Any], event: dict[str, Any]) -> None:
+        team = str(body.get("team_id", ""))
+        kind = str(event.get("type", ""))
+        address = None if kind in GONE_EVENTS else str(event.get("channel", ""))
+        async with sessions() as session:
+            count = await subs.disable_targets(
+                session=session,
+                platform=Platform.SLACK,
+                workspace=team,
+                address=address,
+                reason=kind,
+            )
+            await session.commit()
+        log.info("slack.targets_disabled", extra={"team_id": team, "event": kind, "count": count})
+
+    for name in (*GONE_EVENTS, *CHANNEL_GONE_EVENTS):
+        app.event(name)(on_gone)
+    return app
+
+
+def install_slack_routes(web_app: web.Application, bolt_app: AsyncApp) -> None:
+    """Add `POST /slack/events` (commands, interactivity and events share it) to the web app."""
+
+    async def handle(request: web.Request) -> web.Response:
+        bolt_response = await bolt_app.async_dispatch(await to_bolt_request(request))
+        return await to_aiohttp_response(bolt_response)
+
+    web_app.router.add_post(EVENTS_PATH, handle)
+
+
+async def run_socket_mode(settings: Settings, bolt_app: AsyncApp) -> None:
+    """Serve the same app over Socket Mode (no public URL) when an app-level token is set."""
+    from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
+    if settings.slack_app_token is None:
+        raise ConfigError(
+            "Socket Mode needs PAPERTIDE_SLACK_APP_TOKEN", variable="PAPERTIDE_SLACK_APP_TOKEN"
+        )
+    handler = AsyncSocketModeHandler(bolt_app, settings.slack_app_token.get_secret_value())
+    await handler.start_async()  # type: ignore[no-untyped-call]

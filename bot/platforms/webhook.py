@@ -1,0 +1,80 @@
+"""The webhook channel: POSTs the message as JSON to any HTTP endpoint (`target.address`).
+
+Body: {"id", "key", "kind", "attempt", "target": {...}, "payload": {...}}; the
+`Idempotency-Key` header carries the outbox key so a receiver can drop the rare
+duplicate a crashed worker causes. Status codes map to the outbox's results:
+2xx delivered · 429 retry after Retry-After · 408/5xx/timeouts retry ·
+404/410 target gone (disabled) · other 4xx failed.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
+import httpx
+
+from bot.outbox.channel import Delivered, DeliveryResult, Failed, Retry
+from bot.types import OutboundMessage, Platform
+
+
+def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds from a Retry-After header: delta-seconds or an HTTP date; None if absent/bad."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def to_body(message: OutboundMessage) -> dict[str, object]:
+    t = message.target
+    return {
+        "id": message.id,
+        "key": message.key,
+        "kind": str(message.kind),
+        "attempt": message.attempt,
+        "target": {"id": t.id, "kind": str(t.kind), "workspace": t.workspace},
+        "payload": message.payload,
+    }
+
+
+class WebhookChannel:
+    """Delivers to `target.address` (an http(s) URL) through an injected httpx client."""
+
+    platform = Platform.WEBHOOK
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self._client = client
+
+    async def send(self, message: OutboundMessage) -> DeliveryResult:
+        try:
+            response = await self._client.post(
+                message.target.address,
+                json=to_body(message),
+                headers={"Idempotency-Key": message.key},
+            )
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol):
+            return Failed(f"not an http(s) URL: {message.target.address!r}", disable_target=True)
+        except httpx.TimeoutException:
+            return Retry("webhook timed out")
+        except httpx.TransportError as exc:
+            return Retry(f"webhook unreachable: {type(exc).__name__}")
+        code = response.status_code
+        if 200 <= code < 300:
+            return Delivered(response.headers.get("x-request-id"))
+        reason = f"webhook answered HTTP {code}"
+        if code == 429:
+            return Retry(reason, after=parse_retry_after(response.headers.get("retry-after")))
+        if code == 408 or code >= 500:
+            return Retry(reason)
+        return Failed(reason, disable_target=code in (404, 410))

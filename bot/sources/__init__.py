@@ -1,1 +1,0 @@
-"""Paper sources: one module each behind `bot.sources.base.Source`."""

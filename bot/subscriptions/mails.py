@@ -1,0 +1,45 @@
+"""The two mails the subscription flow sends, as email payloads (bot/payloads.py shape).
+
+Pure: returns data; the outbox and the email channel do the sending.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.templating import render
+
+
+def _one_line(text: str) -> str:
+    # Header values must never carry CR/LF (header injection) or other controls.
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+
+
+def confirm_mail(
+    *, to: str, confirm_url: str, topic_name: str | None, ttl_hours: int
+) -> dict[str, Any]:
+    """The double opt-in mail: one link that confirms the address."""
+    context = {"confirm_url": confirm_url, "topic_name": topic_name, "ttl_hours": ttl_hours}
+    return {
+        "to": to,
+        "subject": _one_line("Confirm your papertide digest"),
+        "text": render("web/mail/confirm.txt", **context),
+        "html": render("web/mail/confirm.html", **context),
+        "headers": {"Auto-Submitted": "auto-generated"},
+    }
+
+
+def already_mail(*, to: str, manage_url: str, topic_name: str | None) -> dict[str, Any]:
+    """Sent instead of a confirmation when the address is already confirmed.
+
+    The web page says the same thing either way, so nobody learns from the page
+    whether an address subscribes; only the mailbox owner reads this.
+    """
+    context = {"manage_url": manage_url, "topic_name": topic_name}
+    return {
+        "to": to,
+        "subject": _one_line("You already receive the papertide digest"),
+        "text": render("web/mail/already.txt", **context),
+        "html": render("web/mail/already.html", **context),
+        "headers": {"Auto-Submitted": "auto-generated"},
+    }

@@ -1,0 +1,157 @@
+"""The web app: public topic pages, the email subscription pages, health and metrics.
+
+`build_web_app` assembles handlers from bot/webviews/ around one middleware that turns
+every failure into a page (never a stack trace) and one signal that puts the security
+headers on every response. The chat adapters plug their routes in via `extra_routes`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from datetime import datetime
+
+from aiohttp import web
+from prometheus_client import Counter, Histogram
+
+from bot.errors import PapertideError
+from bot.service.root import AppContext
+from bot.subscriptions.tokens import TokenError
+from bot.templating import templates_dir
+from bot.timeutil import utcnow
+from bot.web import email_pages, ops, topics
+from bot.web.common import (
+    DEPS,
+    SECURITY_HEADERS,
+    LeaderState,
+    Momentum,
+    MomentumCache,
+    PageCache,
+    WebDeps,
+    error_page,
+)
+
+log = logging.getLogger(__name__)
+
+REQUESTS = Counter(
+    "papertide_web_requests_total", "HTTP requests served", ["route", "method", "status"]
+)
+LATENCY = Histogram("papertide_web_request_seconds", "HTTP request latency", ["route"])
+MAX_BODY = 64 * 1024
+_LINK_PART = "{token}"  # any text: a malformed token is a 400 page, not a 404
+_SLUG = "{slug:[A-Za-z0-9_-]{1,128}}"
+
+
+def _route_name(request: web.Request) -> str:
+    # The route template ("/topics/{slug}"), never the raw path: bounded label values.
+    resource = request.match_info.route.resource
+    return resource.canonical if resource is not None else "unmatched"
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Callable[..., object]) -> web.StreamResponse:
+    started = time.perf_counter()
+    try:
+        response: web.StreamResponse = await handler(request)  # type: ignore[misc]
+    except web.HTTPException as exc:
+        if exc.status < 400:  # redirects: aiohttp wants them raised, not returned
+            _observe(request, exc.status, started)
+            raise
+        if exc.status == 404:
+            response = error_page(404, "Page not found", "Nothing lives here. Try /topics.")
+        elif exc.status == 405:
+            response = error_page(405, "Method not allowed", "Use the page's own links and forms.")
+        elif exc.status == 413:
+            response = error_page(413, "Too much data", "That form submission was too large.")
+        else:
+            response = error_page(exc.status, exc.reason, "Go back and try again.")
+    except TokenError as exc:
+        response = error_page(400, "This link does not work", str(exc))
+    except PapertideError as exc:
+        response = error_page(400, "That did not work", str(exc))
+    except Exception:
+        log.exception("web.unhandled", extra={"path": request.path})
+        response = error_page(
+            500, "Something went wrong on our side", "Nothing was changed. Try again in a minute."
+        )
+    _observe(request, response.status, started)
+    return response
+
+
+def _observe(request: web.Request, status: int, started: float) -> None:
+    route = _route_name(request)
+    REQUESTS.labels(route, request.method, str(status)).inc()
+    LATENCY.labels(route).observe(time.perf_counter() - started)
+
+
+async def _security_headers(_request: web.Request, response: web.StreamResponse) -> None:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+
+
+def _default_leader_state() -> str:
+    return "single-process"
+
+
+def build_web_app(
+    ctx: AppContext,
+    *,
+    momentum: Momentum | None = None,
+    extra_routes: Iterable[Callable[[web.Application], None]] = (),
+    leader_state: LeaderState | None = None,
+    clock: Callable[[], datetime] = utcnow,
+    momentum_ttl: float = 300.0,
+    page_cache_seconds: float = 30.0,
+) -> web.Application:
+    """The aiohttp app. `momentum(session, slug, now)` fills the topic page's box;
+    `leader_state()` (sync or async) names the scheduler leader for /healthz.
+    Momentum is cached per topic for `momentum_ttl` seconds, rendered topic pages and
+    feeds for `page_cache_seconds` (0 turns that off)."""
+    app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY)
+    app[DEPS] = WebDeps(
+        ctx=ctx,
+        clock=clock,
+        momentum=MomentumCache(momentum, ttl=momentum_ttl),
+        leader_state=leader_state or _default_leader_state,
+        pages=PageCache(page_cache_seconds),
+    )
+    app.on_response_prepare.append(_security_headers)
+    css = (templates_dir() / "web" / "site.css").read_text(encoding="utf-8")
+
+    async def site_css(_request: web.Request) -> web.Response:
+        response = web.Response(text=css, content_type="text/css")
+        response.headers["Cache-Control"] = "public, max-age=3600"
+        return response
+
+    async def home(_request: web.Request) -> web.Response:
+        raise web.HTTPFound("/topics")
+
+    r = app.router
+    r.add_get("/", home)
+    r.add_get("/static/site.css", site_css)
+    r.add_get("/topics", topics.show_topics)
+    r.add_get(f"/topics/{_SLUG}.atom", topics.show_feed)
+    r.add_get(f"/topics/{_SLUG}", topics.show_topic)
+    r.add_get("/subscribe", email_pages.show_subscribe)
+    r.add_post("/subscribe", email_pages.post_subscribe)
+    r.add_get("/subscribe/sent", email_pages.show_sent)
+    r.add_get(f"/confirm/{_LINK_PART}", email_pages.get_confirm)
+    r.add_get(f"/unsubscribe/{_LINK_PART}", email_pages.get_unsubscribe)
+    r.add_post(f"/unsubscribe/{_LINK_PART}", email_pages.post_unsubscribe)
+    r.add_get(f"/manage/{_LINK_PART}", email_pages.get_manage)
+    r.add_post(f"/manage/{_LINK_PART}", email_pages.post_manage)
+    r.add_get("/healthz", ops.get_healthz)
+    r.add_get("/metrics", ops.get_metrics)
+    for install in extra_routes:
+        install(app)
+    return app
+
+
+async def serve_web(app: web.Application, host: str, port: int) -> web.AppRunner:
+    """Start serving `app` on host:port; the caller awaits `runner.cleanup()` to stop."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    log.info("web.serving", extra={"host": host, "port": port})
+    return runner

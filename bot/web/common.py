@@ -1,0 +1,129 @@
+"""What every web handler shares: app keys, the clock, page rendering, headers."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from aiohttp import web
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.service.root import AppContext
+from bot.templating import render
+
+# (session, slug, now) -> {count_4w, count_prev_4w, change_pct, share_pct, spiking,
+#                          p_value, weekly: [12 counts], line} | None
+Momentum = Callable[[AsyncSession, str, datetime], Awaitable[dict[str, Any] | None]]
+LeaderState = Callable[[], str | Awaitable[str]]
+
+
+class MomentumCache:
+    """Momentum per topic, kept for `ttl` seconds.
+
+    Momentum is a 12-week aggregate that moves when a poll lands (hourly at most), yet
+    the topic page is the busiest page: computing it per view would dominate the page's
+    cost. One lock per topic lets one request recompute while the others wait for it.
+    """
+
+    def __init__(self, momentum: Momentum | None, ttl: float = 300.0) -> None:
+        self._momentum = momentum
+        self._ttl = ttl
+        self._values: dict[str, tuple[float, dict[str, Any] | None]] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def get(
+        self, sessions: async_sessionmaker[AsyncSession], slug: str, now: datetime
+    ) -> dict[str, Any] | None:
+        if self._momentum is None:
+            return None
+        async with self._locks.setdefault(slug, asyncio.Lock()):
+            hit = self._values.get(slug)
+            if hit is not None and time.monotonic() - hit[0] < self._ttl:
+                return hit[1]
+            async with sessions() as session:
+                value = await self._momentum(session, slug, now)
+            self._values[slug] = (time.monotonic(), value)
+            return value
+
+
+class PageCache:
+    """Rendered public pages (topic pages, feeds) for `ttl` seconds.
+
+    They are the same for every visitor and change only when a poll lands, so a short
+    TTL costs freshness nobody notices and keeps the busiest page off the database.
+    Never used for token pages, which are per person.
+    """
+
+    def __init__(self, ttl: float, max_entries: int = 2000) -> None:
+        self.ttl = ttl
+        self._max = max_entries
+        self._entries: dict[str, tuple[float, web.Response]] = {}
+
+    def get(self, key: str) -> web.Response | None:
+        hit = self._entries.get(key)
+        if hit is None or time.monotonic() - hit[0] >= self.ttl:
+            return None
+        cached = hit[1]
+        response = web.Response(body=cached.body, status=cached.status)
+        response.headers.update(cached.headers)
+        return response
+
+    def put(self, key: str, response: web.Response) -> web.Response:
+        if self.ttl > 0 and response.status == 200:
+            if len(self._entries) >= self._max:
+                self._entries.clear()  # crude but bounded; refilled within one TTL
+            self._entries[key] = (time.monotonic(), response)
+        return response
+
+
+@dataclass(frozen=True, slots=True)
+class WebDeps:
+    """What the handlers need, wired once by `build_web_app`."""
+
+    ctx: AppContext
+    clock: Callable[[], datetime]
+    momentum: MomentumCache
+    leader_state: LeaderState
+    pages: PageCache
+
+
+DEPS = web.AppKey("papertide_deps", WebDeps)
+
+# No inline scripts or styles anywhere: the only stylesheet is /static/site.css.
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    # Tokens live in URLs: never leak them to another site through Referer.
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Permissions-Policy": "interest-cohort=()",
+}
+
+
+def deps(request: web.Request) -> WebDeps:
+    return request.app[DEPS]
+
+
+def page(
+    template: str, *, status: int = 200, private: bool = False, **context: Any
+) -> web.Response:
+    """An HTML page from templates/web/<template>; `private` pages are never cached."""
+    response = web.Response(
+        text=render(f"web/{template}", **context), status=status, content_type="text/html"
+    )
+    response.headers["Cache-Control"] = "no-store" if private else "public, max-age=60"
+    return response
+
+
+def error_page(status: int, title: str, message: str) -> web.Response:
+    """The one error page: what went wrong and what to do, never a stack trace."""
+    return page("error.html", status=status, private=True, title=title, message=message)

@@ -1,0 +1,150 @@
+"""Read-only queries behind the public topic pages, returning plain view data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import func
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col, select
+
+from bot.outbox.payloads import abs_url
+from bot.store.models import Paper, PaperTopic, Topic
+
+PAGE_SIZE = 30
+SHOWN_AUTHORS = 3
+SHOWN_AFFILIATIONS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class PaperView:
+    id: str
+    title: str
+    url: str
+    published: datetime
+    updated: datetime
+    category: str
+    categories: tuple[str, ...]
+    abstract: str
+    authors: tuple[str, ...]  # all names, for the Atom feed
+    authors_shown: tuple[str, ...]
+    authors_more: int
+    affiliations_shown: tuple[str, ...]
+    affiliations_more: int
+    tags: tuple[tuple[str, str], ...]  # (slug, name) of the paper's topics
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSummary:
+    slug: str
+    name: str
+    description: str
+    papers: int
+
+
+async def list_topics(*, session: AsyncSession) -> list[TopicSummary]:
+    """Active topics with their paper counts, by name."""
+    counts = (
+        select(col(PaperTopic.topic_id), func.count().label("n"))
+        .group_by(col(PaperTopic.topic_id))
+        .subquery()
+    )
+    rows = await session.execute(
+        select(Topic.slug, Topic.name, Topic.description, func.coalesce(counts.c.n, 0))
+        .outerjoin(counts, counts.c.topic_id == Topic.id)
+        .where(col(Topic.active).is_(True))
+        .order_by(col(Topic.name))
+    )
+    return [TopicSummary(s, n, d, int(c)) for s, n, d, c in rows.all()]
+
+
+async def find_active_topic(*, session: AsyncSession, slug: str) -> Topic | None:
+    stmt = select(Topic).where(col(Topic.slug) == slug, col(Topic.active).is_(True))
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def count_papers(*, session: AsyncSession, topic_id: int) -> int:
+    stmt = select(func.count()).where(col(PaperTopic.topic_id) == topic_id)
+    return int((await session.execute(stmt)).scalar_one())
+
+
+async def latest_papers(
+    *, session: AsyncSession, topic_id: int, limit: int = PAGE_SIZE, offset: int = 0
+) -> list[PaperView]:
+    """The topic's papers, newest first, each with its other topics as tags."""
+    stmt = (
+        select(Paper)
+        .join(PaperTopic, col(PaperTopic.paper_id) == col(Paper.id))
+        .where(col(PaperTopic.topic_id) == topic_id)
+        .order_by(col(Paper.published).desc(), col(Paper.id).desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    papers = list((await session.execute(stmt)).scalars())
+    tags: dict[str, list[tuple[str, str]]] = {p.id: [] for p in papers}
+    if papers:
+        rows = await session.execute(
+            select(PaperTopic.paper_id, Topic.slug, Topic.name)
+            .join(Topic, col(Topic.id) == col(PaperTopic.topic_id))
+            .where(col(PaperTopic.paper_id).in_(tags.keys()), col(Topic.active).is_(True))
+            .order_by(col(Topic.name))
+        )
+        for paper_id, slug, name in rows.all():
+            tags[paper_id].append((slug, name))
+    return [to_view(p, tuple(tags[p.id])) for p in papers]
+
+
+def to_view(paper: Paper, tags: tuple[tuple[str, str], ...]) -> PaperView:
+    """A paper as the topic page shows it: first authors and affiliations, then '+N'."""
+    names = tuple(str(a.get("name", "")) for a in paper.authors if a.get("name"))
+    affiliations: list[str] = []
+    for author in paper.authors:
+        for aff in author.get("affiliations", []):
+            if aff and aff not in affiliations:
+                affiliations.append(str(aff))
+    is_arxiv = ":" not in paper.id
+    return PaperView(
+        id=paper.id,
+        title=paper.title,
+        url=paper.links.get("abs") or (abs_url(paper.id) if is_arxiv else ""),
+        published=paper.published,
+        updated=paper.updated,
+        category=paper.primary_category or (paper.categories[0] if paper.categories else ""),
+        categories=tuple(paper.categories),
+        abstract=paper.abstract,
+        authors=names,
+        authors_shown=names[:SHOWN_AUTHORS],
+        authors_more=max(0, len(names) - SHOWN_AUTHORS),
+        affiliations_shown=tuple(affiliations[:SHOWN_AFFILIATIONS]),
+        affiliations_more=max(0, len(affiliations) - SHOWN_AFFILIATIONS),
+        tags=tags,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    count: int
+    level: int  # 0..20: the CSS class h<level> sets the height (no inline styles: CSP)
+    label: str  # "Week of Jul 13: 5 papers", read by screen readers
+
+
+def chart_bars(weekly: list[int], now: datetime) -> list[Bar]:
+    """Twelve weekly bars, oldest first; the last is the week containing `now`."""
+    top = max(weekly, default=0) or 1
+    monday = (now - timedelta(days=now.weekday())).date()
+    first = monday - timedelta(weeks=len(weekly) - 1)
+    bars = []
+    for i, count in enumerate(weekly):
+        week = first + timedelta(weeks=i)
+        noun = "paper" if count == 1 else "papers"
+        label = f"Week of {week:%b} {week.day}: {count} {noun}"
+        bars.append(Bar(count, round(count / top * 20), label))
+    return bars
+
+
+def week_labels(weeks: int, now: datetime) -> tuple[str, str]:
+    """('Jul 13', 'Week of Sep 28'): the chart's first and last week, as the reference."""
+    monday = (now - timedelta(days=now.weekday())).date()
+    first = monday - timedelta(weeks=weeks - 1)
+    return f"{first:%b} {first.day}", f"Week of {monday:%b} {monday.day}"

@@ -1,0 +1,97 @@
+"""Public, read-only pages: the topic list, a topic page, a topic's Atom feed."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from bot.subscriptions.optin import link
+from bot.web.atom import build_feed
+from bot.web.common import deps, error_page, page
+from bot.web.topic_data import (
+    PAGE_SIZE,
+    chart_bars,
+    count_papers,
+    find_active_topic,
+    latest_papers,
+    list_topics,
+    week_labels,
+)
+
+MAX_PAGE = 1000
+
+
+def _not_found(slug: str) -> web.Response:
+    return error_page(
+        404, "No such topic", f"There is no topic “{slug}”. See all topics at /topics."
+    )
+
+
+async def show_topics(request: web.Request) -> web.Response:
+    """GET /topics: every active topic with its paper count."""
+    d = deps(request)
+    async with d.ctx.read_sessions() as session:
+        topics = await list_topics(session=session)
+    return page("topics.html", topics=topics, public_url=d.ctx.settings.public_url)
+
+
+async def show_topic(request: web.Request) -> web.Response:
+    """GET /topics/{slug}: latest papers, the momentum box, a 'Follow by email' form."""
+    d = deps(request)
+    if (cached := d.pages.get(request.path_qs)) is not None:
+        return cached
+    slug = request.match_info["slug"]
+    try:
+        page_no = max(1, min(MAX_PAGE, int(request.query.get("page", "1"))))
+    except ValueError:
+        page_no = 1
+    now = d.clock()
+    async with d.ctx.read_sessions() as session:
+        topic = await find_active_topic(session=session, slug=slug)
+        if topic is None or topic.id is None:
+            return _not_found(slug)
+        total = await count_papers(session=session, topic_id=topic.id)
+        papers = await latest_papers(
+            session=session, topic_id=topic.id, offset=(page_no - 1) * PAGE_SIZE
+        )
+    # Its own session, after the page's reads: a slow aggregate never holds the store.
+    momentum = await d.momentum.get(d.ctx.read_sessions, slug, now)
+    weekly = [int(n) for n in (momentum or {}).get("weekly", [])]
+    first_week, last_week = week_labels(len(weekly) or 12, now)
+    response = page(
+        "topic.html",
+        topic=topic,
+        total=total,
+        papers=papers,
+        momentum=momentum,
+        bars=chart_bars(weekly, now),
+        first_week=first_week,
+        last_week=last_week,
+        page_no=page_no,
+        has_next=page_no * PAGE_SIZE < total,
+        page_url=link(d.ctx.settings, f"/topics/{slug}"),
+        feed_url=link(d.ctx.settings, f"/topics/{slug}.atom"),
+    )
+    return d.pages.put(request.path_qs, response)
+
+
+async def show_feed(request: web.Request) -> web.Response:
+    """GET /topics/{slug}.atom: the latest papers as an Atom feed."""
+    d = deps(request)
+    if (cached := d.pages.get(request.path_qs)) is not None:
+        return cached
+    slug = request.match_info["slug"]
+    async with d.ctx.read_sessions() as session:
+        topic = await find_active_topic(session=session, slug=slug)
+        if topic is None or topic.id is None:
+            return _not_found(slug)
+        papers = await latest_papers(session=session, topic_id=topic.id)
+    body = build_feed(
+        title=f"papertide: {topic.name}",
+        feed_url=link(d.ctx.settings, f"/topics/{slug}.atom"),
+        page_url=link(d.ctx.settings, f"/topics/{slug}"),
+        papers=papers,
+        updated=topic.updated_at,
+    )
+    response = web.Response(body=body, content_type="application/atom+xml", charset="utf-8")
+    response.headers["Cache-Control"] = "public, max-age=300"
+    return d.pages.put(request.path_qs, response)
