@@ -99,7 +99,7 @@ def run_worker(url: str, rate: float | None, concurrency: int, null: bool = Fals
     from bot.config import Settings
     from bot.outbox.pacing import Pacer, rates_from_settings
     from bot.outbox.worker import Worker
-    from bot.service.root import build_channels, delivery_http_client, open_app
+    from bot.service.root import open_papertide
     from bot.types import Platform
 
     async def main() -> None:
@@ -111,15 +111,13 @@ def run_worker(url: str, rate: float | None, concurrency: int, null: bool = Fals
             rates[Platform.WEBHOOK] = rate
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-        async with (
-            open_app(settings, migrate=False) as ctx,
-            delivery_http_client(settings) as http,  # exactly what `papertide worker` uses
-        ):
+        # Exactly what `papertide worker` builds: the root's channels and delivery client.
+        async with open_papertide(settings, migrate=False) as root:
             worker = Worker(
-                sessions=ctx.sessions,
+                sessions=root.store.sessions,
                 channels={Platform.WEBHOOK: NullChannel()}  # type: ignore[dict-item]
                 if null
-                else build_channels(settings, http=http),
+                else root.channels(),
                 settings=settings,
                 pacer=Pacer(rates),
                 idle_seconds=0.1,

@@ -122,10 +122,10 @@ async def work(db_url: str, port: int, count: int, matcher_name: str) -> dict[st
     from sqlalchemy import select
 
     from bot.config import Settings
-    from bot.ingest.poll import build_http, prepare_store, run_poll
+    from bot.ingest.poll import run_poll
     from bot.ingest.sources.arxiv_api import ArxivApiSource
     from bot.ingest.sources.base import SourceContext
-    from bot.service.root import open_app
+    from bot.service.root import open_papertide
     from bot.store.models import Topic
 
     settings = Settings(
@@ -134,22 +134,21 @@ async def work(db_url: str, port: int, count: int, matcher_name: str) -> dict[st
         arxiv_delay_seconds=0.0,
         http_timeout_seconds=120,
     )
-    async with open_app(settings) as ctx:
-        await prepare_store(ctx)
-        async with ctx.sessions() as session:
+    async with open_papertide(settings) as root:
+        await root.sync_catalog()
+        async with root.store.sessions() as session:
             ids = [int(i) for i in (await session.execute(select(Topic.id))).scalars() if i]
         matcher = {"stub": OneTopicMatcher(ids), "none": NoMatcher(), "engine": None}[matcher_name]
-        http = build_http(settings)
+        http = root.sources_http()
         source = ArxivApiSource(
             "arxiv", SourceContext(settings, http, ("cs.LG",)), since=END - SPAN, now=END
         )
         wall, cpu = time.perf_counter(), time.process_time()
         result = await run_poll(
-            settings=settings, sessions=ctx.sessions, source_name="arxiv", source=source,
+            settings=settings, sessions=root.store.sessions, source_name="arxiv", source=source,
             http=http, matcher=matcher,
         )  # fmt: skip
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        await http.client.aclose()
     assert result.error is None, result.error
     assert result.new == count, result
     return {

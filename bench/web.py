@@ -30,13 +30,13 @@ from pydantic import SecretStr
 from sqlalchemy.engine import make_url
 
 from bot.config import Settings
-from bot.service.root import AppContext
-from bot.service.wiring import topic_momentum
+from bot.service.root import open_papertide
+from bot.service.web import web_app
 from bot.store.engine import create_engine, session_factory
 from bot.store.migrate import upgrade_sync
 from bot.store.models import Paper, PaperTopic, Person, Target, Topic
 from bot.subscriptions.tokens import make_token
-from bot.web.app import build_web_app, serve_web
+from bot.web.app import serve_web
 
 SLUG = "rl-for-llm-agents"
 NOW = datetime.now(UTC)
@@ -89,12 +89,11 @@ def serve(db_url: str, settings: Settings, ports: Any, page_cache: float) -> Non
     """Server process: the web app on 127.0.0.1, its port reported through `ports`."""
 
     async def run() -> None:
-        engine = create_engine(db_url)
-        ctx = AppContext(settings=settings, engine=engine, sessions=session_factory(engine))
-        app = build_web_app(ctx, momentum=topic_momentum(settings), page_cache_seconds=page_cache)
-        runner = await serve_web(app, "127.0.0.1", 0)
-        ports.put(runner.addresses[0][1])
-        await asyncio.Event().wait()
+        async with open_papertide(settings.model_copy(update={"database_url": db_url})) as root:
+            app = web_app(root, page_cache_seconds=page_cache)
+            runner = await serve_web(app, "127.0.0.1", 0)
+            ports.put(runner.addresses[0][1])
+            await asyncio.Event().wait()
 
     asyncio.run(run())
 

@@ -85,6 +85,26 @@ class TargetKind(StrEnum):
     EMAIL = "email"  # a mailbox
 
 
+class OutboxStatus(StrEnum):
+    """Life of an outbox row (see bot/outbox/queue.py for the transitions)."""
+
+    PENDING = "pending"
+    SENDING = "sending"
+    SENT = "sent"
+    DEAD = "dead"
+    HELD = "held"  # quiet hours: waits until the window ends, then folded into a summary
+    GROUPED = "grouped"  # a paper's key reserved by the group or summary that carries it
+
+
+class EmailStatus(StrEnum):
+    """Where a person's weekly digest stands (double opt-in)."""
+
+    NONE = "none"  # known from chat, never asked for mail
+    PENDING = "pending"  # asked; the confirmation link was not clicked yet
+    CONFIRMED = "confirmed"
+    UNSUBSCRIBED = "unsubscribed"
+
+
 class MessageKind(StrEnum):
     PAPER = "paper"  # one paper for a channel/user (topic subscription or alert)
     PAPER_GROUP = "paper_group"  # many papers for one channel from one poll, threaded

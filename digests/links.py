@@ -1,8 +1,9 @@
-"""Links in a digest: a small port, so the web helper's signed tokens plug in at the root.
+"""Links in a digest: a small port, so signed tokens plug in at the root.
 
-`DigestLinks` is what rendering consumes; `PublicLinks` builds absolute URLs from
-`Settings.public_url` and an injected `token_for(recipient, purpose)` callable
-(`links_for` signs with `bot.tokens` for the web app's routes; tests pass their own).
+`DigestLinks` is what rendering consumes; `PublicLinks` builds absolute URLs with
+bot.subscriptions.urls (the one place routes are spelled) and an injected
+`token_for(recipient, purpose)` callable (`links_for` signs with
+bot.subscriptions.tokens; tests pass their own).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from typing import Protocol
 from urllib.parse import quote
 
 from bot.config import Settings
+from bot.store.records import abs_url
 from bot.subscriptions.tokens import make_token
+from bot.subscriptions.urls import PublicUrls
 from digests.build import Recipient
 
 TokenFor = Callable[[Recipient, str], str]
@@ -40,28 +43,15 @@ class DigestLinks(Protocol):
 
 
 class PublicLinks:
-    """`DigestLinks` under one public base URL, with paths the web app serves."""
+    """`DigestLinks` under one public base URL, on the routes the web app serves."""
 
-    def __init__(
-        self,
-        public_url: str,
-        token_for: TokenFor,
-        *,
-        mail_from: str,
-        unsubscribe_path: str = "/unsubscribe/{token}",
-        manage_path: str = "/manage/{token}",
-        topic_path: str = "/topics/{slug}",
-    ) -> None:
-        self._base = public_url.rstrip("/")
+    def __init__(self, public_url: str, token_for: TokenFor, *, mail_from: str) -> None:
+        self._urls = PublicUrls(public_url)
         self._token_for = token_for
         self._from_address = parseaddr(mail_from)[1] or "papertide@localhost"
-        self._unsubscribe = unsubscribe_path
-        self._manage = manage_path
-        self._topic = topic_path
 
     def unsubscribe_url(self, recipient: Recipient) -> str:
-        token = quote(self._token_for(recipient, "unsubscribe"), safe="")
-        return self._base + self._unsubscribe.format(token=token)
+        return self._urls.unsubscribe(self._token_for(recipient, "unsubscribe"))
 
     def unsubscribe_mailto(self, recipient: Recipient) -> str:
         # The token rides in the subject so whatever reads that mailbox knows who it is.
@@ -69,14 +59,13 @@ class PublicLinks:
         return f"mailto:{self._from_address}?subject=unsubscribe%20{token}"
 
     def manage_url(self, recipient: Recipient) -> str:
-        token = quote(self._token_for(recipient, "manage"), safe="")
-        return self._base + self._manage.format(token=token)
+        return self._urls.manage(self._token_for(recipient, "manage"))
 
     def topic_url(self, slug: str) -> str:
-        return self._base + self._topic.format(slug=quote(slug, safe=""))
+        return self._urls.topic(slug)
 
     def paper_url(self, paper_id: str, url: str) -> str:
-        return url or f"https://arxiv.org/abs/{quote(paper_id, safe='/.')}"
+        return url or abs_url(paper_id)
 
 
 def links_for(settings: Settings) -> PublicLinks:

@@ -19,7 +19,6 @@ from sqlmodel import col
 from bot.catalog.momentum import digest_as_of
 from bot.catalog.stats import load_momentum_and_universe
 from bot.config import Settings
-from bot.outbox.payloads import abs_url
 from bot.store.models import (
     Alert,
     AlertMatch,
@@ -30,17 +29,17 @@ from bot.store.models import (
     Target,
     Topic,
 )
+from bot.store.records import paper_url
 from digests.build import AlertInfo, DigestPaper, Recipient, RecipientData, TopicInfo, WeekData
 
 
 def to_digest_paper(paper: Paper, topic_count: int = 1) -> DigestPaper:
     """A stored paper as the digest shows it."""
-    is_arxiv = ":" not in paper.id
     return DigestPaper(
         id=paper.id,
         title=paper.title,
         authors=tuple(str(a.get("name", "")) for a in paper.authors),
-        url=paper.links.get("abs") or (abs_url(paper.id) if is_arxiv else ""),
+        url=paper_url(paper.id, paper.links),
         published=paper.published,
         primary_category=paper.primary_category,
         topic_count=topic_count,

@@ -18,14 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import parseaddr
-from pathlib import Path
 from typing import Any
 
-import css_inline
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
 from bot.catalog.momentum import Momentum, chart_weeks, momentum_line
+from bot.outbox.payloads import EmailPayload
+from bot.templating import environment, read_static, render
 from digests.build import AlertInfo, Digest, DigestPaper, SpikeItem, TopicSection
 from digests.links import DigestLinks
 
@@ -37,31 +36,21 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 _FIT_LADDER = ((None, None), (3, None), (3, 12), (3, 6), (2, 3), (0, 0))
 
 
-def _template_dir() -> Path:
-    # In a checkout templates/ sits beside the packages; wheels ship it as bot/_templates.
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "templates", here.parent / "bot" / "_templates"):
-        if (candidate / "email").is_dir():
-            return candidate
-    return here.parent / "templates"
-
-
-_OPTIONS: dict[str, Any] = {
-    "undefined": StrictUndefined,
-    "trim_blocks": True,
-    "lstrip_blocks": True,
-}
-_LOADER = FileSystemLoader(str(_template_dir()))
-_HTML_ENV = Environment(loader=_LOADER, autoescape=select_autoescape(["html", "j2"]), **_OPTIONS)
-# The plain-text part is not HTML: escaping it would show "&amp;" to the reader.
-_TEXT_ENV = Environment(loader=_LOADER, autoescape=False, keep_trailing_newline=True, **_OPTIONS)  # noqa: S701
 _FOOTER_SLOTS = {
     "email": "ptslot0email",
     "manage_url": "ptslot1manage",
     "unsubscribe_url": "ptslot2unsubscribe",
 }
-_INLINER = css_inline.CSSInliner(load_remote_stylesheets=False)
-_CSS = (_template_dir() / "email" / "digest.css").read_text(encoding="utf-8")
+
+
+@functools.cache
+def _inline() -> Callable[[str], str]:
+    # css_inline is imported on first render, not when a command merely imports digests.
+    import css_inline
+
+    inliner = css_inline.CSSInliner(load_remote_stylesheets=False)
+    css = read_static("email/digest.css")
+    return lambda html: str(inliner.inline_fragment(html, css))
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +79,7 @@ class DigestRenderer:
         self._cache: OrderedDict[tuple[Any, ...], str] = OrderedDict()
         self._cache_size = cache_size
 
-    def render(self, digest: Digest) -> dict[str, Any]:
+    def render(self, digest: Digest) -> EmailPayload:
         """The email payload `{"to", "subject", "text", "html", "headers"}` of one digest."""
         recipient = digest.recipient
         unsubscribe = self.links.unsubscribe_url(recipient)
@@ -106,7 +95,7 @@ class DigestRenderer:
             html = head_html + sections + tail_html
             if len(html.encode("utf-8")) <= MAX_HTML_BYTES:
                 break
-        shell = _HTML_ENV.get_template("email/digest.html.j2")
+        shell = environment().get_template("email/digest.html.j2")
         # Every part is the output of an autoescaped template, so it is markup already.
         html = shell.render(week=digest.week, body=Markup(html))  # noqa: S704
         head_text, tail_text = self._parts(digest, "txt", footer)
@@ -258,7 +247,7 @@ class DigestRenderer:
         }
 
 
-def render_digest(digest: Digest, *, links: DigestLinks, identity: MailIdentity) -> dict[str, Any]:
+def render_digest(digest: Digest, *, links: DigestLinks, identity: MailIdentity) -> EmailPayload:
     """Render one digest (no shared cache); use one `DigestRenderer` for a whole run."""
     return DigestRenderer(links=links, identity=identity, cache_size=256).render(digest)
 
@@ -281,9 +270,8 @@ def subject_of(digest: Digest) -> str:
 
 def _render(name: str, ext: str, context: dict[str, Any]) -> str:
     if ext == "txt":
-        return _TEXT_ENV.get_template(f"email/{name}.txt.j2").render(**context)
-    raw = _HTML_ENV.get_template(f"email/{name}.html.j2").render(**context)
-    return str(_INLINER.inline_fragment(raw, _CSS))
+        return render(f"email/{name}.txt.j2", **context)
+    return _inline()(render(f"email/{name}.html.j2", **context))
 
 
 @functools.lru_cache(maxsize=16)

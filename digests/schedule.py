@@ -13,7 +13,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
-from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import select
@@ -23,10 +22,10 @@ from sqlmodel import col
 from bot.catalog.momentum import last_complete_week
 from bot.config import Settings
 from bot.outbox.queue import enqueue, message_key
-from bot.store.dialect import dialect_insert
+from bot.outbox.targets import ensure_targets
 from bot.store.models import OutboxRow, Person, Target
 from bot.timeutil import utcnow
-from bot.types import MessageKind, Platform, TargetKind
+from bot.types import EmailStatus, MessageKind, Platform, TargetKind
 from digests.build import WeekData, build_digest
 from digests.links import DigestLinks
 from digests.load import load_recipients, load_week
@@ -75,40 +74,16 @@ def due_week(
 async def ensure_email_targets(
     *, session: AsyncSession, people: Sequence[Person]
 ) -> dict[int, Target]:
-    """Get or create each person's email target (platform=email, kind=email), by person id."""
-    wanted = {p.email: p for p in people if p.id is not None and p.email}
-    if not wanted:
-        return {}
-    rows: list[dict[str, Any]] = [
-        {
-            "platform": str(Platform.EMAIL),
-            "kind": str(TargetKind.EMAIL),
-            "workspace": "",
-            "address": email,
-            "person_id": p.id,
-            "settings": {},
-            "failure_count": 0,
-            "created_at": utcnow(),
-        }
-        for email, p in wanted.items()
-    ]
-    stmt = dialect_insert(session, Target).values(rows)
-    stmt = stmt.on_conflict_do_nothing(index_elements=["platform", "workspace", "address"])
-    await session.execute(stmt)
-    found = await session.execute(
-        select(Target).where(
-            col(Target.platform) == str(Platform.EMAIL),
-            col(Target.workspace) == "",
-            col(Target.address).in_(list(wanted)),
-        )
+    """Each person's mailbox target, by person id (created in one statement if missing)."""
+    wanted: dict[str, int | None] = {p.email: p.id for p in people if p.id and p.email}
+    found = await ensure_targets(
+        session=session,
+        platform=Platform.EMAIL,
+        kind=TargetKind.EMAIL,
+        workspace="",
+        addresses=wanted,
     )
-    targets = {}
-    for target in found.scalars():
-        person = wanted[target.address]
-        if target.person_id is None:
-            target.person_id = person.id  # created before the person was known (web sign-up)
-        targets[person.id or 0] = target
-    return targets
+    return {wanted[address] or 0: target for address, target in found.items()}
 
 
 class WeekCache:
@@ -191,7 +166,7 @@ async def enqueue_for_people(
 async def _confirmed_people(session: AsyncSession, after_id: int) -> list[Person]:
     stmt = (
         select(Person)
-        .where(col(Person.email_status) == "confirmed", col(Person.id) > after_id)
+        .where(col(Person.email_status) == EmailStatus.CONFIRMED, col(Person.id) > after_id)
         .order_by(col(Person.id))
         .limit(BATCH)
     )

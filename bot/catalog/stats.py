@@ -6,6 +6,7 @@ Used by the digest, `topics list --json`, chat and the web; never one query per 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +14,7 @@ from sqlalchemy import case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from bot.catalog.lookup import TopicSummary, topic_summaries
 from bot.catalog.momentum import (
     CHART_WEEKS,
     Momentum,
@@ -145,3 +147,35 @@ async def load_topic_momentum(
     if found is None:
         return None
     return {**found.to_json(), "line": momentum_line(found, universe)}
+
+
+@dataclass(frozen=True, slots=True)
+class TopicReport:
+    """A topic, its paper count and its momentum: one row of `topics list` and the demo."""
+
+    summary: TopicSummary
+    momentum: Momentum | None
+    line: str  # "70 papers in the last four weeks, up 141% …", or ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The row of `topics list --json` (its field names are a contract)."""
+        return {
+            **asdict(self.summary),
+            "momentum": self.momentum.to_json() if self.momentum else None,
+            "momentum_line": self.line,
+        }
+
+
+async def topic_reports(
+    *, session: AsyncSession, as_of: datetime, settings: Settings
+) -> tuple[list[TopicReport], str]:
+    """Every active topic with its momentum as of `as_of`, and the universe wording."""
+    summaries = await topic_summaries(session=session)
+    momentum, universe = await load_momentum_and_universe(
+        session=session, as_of=as_of, settings=settings
+    )
+    rows = []
+    for summary in summaries:
+        found = momentum.get(summary.slug)
+        rows.append(TopicReport(summary, found, momentum_line(found, universe) if found else ""))
+    return rows, universe

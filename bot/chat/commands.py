@@ -17,16 +17,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.chat.text import (
-    BadInput,
-    clean_text,
-    format_duration,
-    parse_duration,
-    parse_quiet_hours,
-)
+from bot.catalog.lookup import TopicNotFound, find_topic, search_topics
+from bot.chat.text import BadInput, clean_text, format_duration, parse_duration
 from bot.errors import PapertideError, QueryError
+from bot.outbox.quiet_hours import QuietHoursError, parse_quiet_hours
+from bot.outbox.targets import enable_target, find_target, get_or_create_target
 from bot.store.models import Target
-from bot.subscriptions import follows as subs
+from bot.subscriptions import alerts, follows
+from bot.subscriptions.addresses import AddressError, normalize_address
+from bot.subscriptions.chat_digest import RequestDigest, request_digest, stop_digest
 from bot.timeutil import utcnow
 from bot.types import Platform, TargetKind
 
@@ -73,8 +72,8 @@ class CommandDeps:
 
     validate_query: ValidateQuery  # normalized query text, or QueryError
     test_query: TestQuery  # (count in the last four weeks, top papers as payload dicts)
+    request_digest: RequestDigest
     momentum_line: MomentumLine = _no_momentum
-    request_digest: subs.RequestDigest = subs.store_digest_request
     # Can the bot post in ctx.channel? An error line ("invite me first") or None.
     check_channel: Callable[[CommandContext], Awaitable[str | None]] = _channel_ok
     channel_changes: str = "managers"  # or "everyone"
@@ -132,7 +131,7 @@ async def _target(
     session: AsyncSession, ctx: CommandContext, deps: CommandDeps, *, personal: bool, change: bool
 ) -> Target:
     if personal:
-        return await subs.get_or_create_target(
+        return await get_or_create_target(
             session=session,
             platform=ctx.platform,
             workspace=ctx.workspace,
@@ -144,7 +143,7 @@ async def _target(
             "Only people who can manage this channel may change its topics: add `me` to do it "
             "for yourself."
         )
-    return await subs.get_or_create_target(
+    return await get_or_create_target(
         session=session,
         platform=ctx.platform,
         workspace=ctx.workspace,
@@ -157,8 +156,8 @@ async def _topic(session: AsyncSession, text: str, deps: CommandDeps, usage: str
     if not text:
         raise _Refusal(f"Name a topic: `{deps.command} {usage}` (see `{deps.command} topics`).")
     try:
-        return await subs.find_topic(session=session, text=text)
-    except subs.TopicNotFound as exc:
+        return await find_topic(session=session, text=text)
+    except TopicNotFound as exc:
         if exc.suggestions:
             hint = ", ".join(f"`{s}`" for s in exc.suggestions)
             raise _Refusal(f"No topic `{text[:80]}`. Did you mean {hint}?") from exc
@@ -179,8 +178,8 @@ async def _follow(
         problem = await deps.check_channel(ctx)
         if problem:
             raise _Refusal(problem)
-    created = await subs.follow_topic(session=session, target=target, topic=topic)
-    target.disabled_at, target.disabled_reason, target.failure_count = None, None, 0
+    created = await follows.follow_topic(session=session, target=target, topic=topic)
+    await enable_target(session=session, target=target)
     who = _where(personal)
     if not created:
         return Reply(title=f"{who} already follow{'s' if not personal else ''} {topic.name}.")
@@ -198,7 +197,7 @@ async def _unfollow(
     args, personal = _split_me(args, ctx)
     topic = await _topic(session, " ".join(args), deps, "unfollow <topic>")
     target = await _target(session, ctx, deps, personal=personal, change=True)
-    if not await subs.unfollow_topic(session=session, target=target, topic=topic):
+    if not await follows.unfollow_topic(session=session, target=target, topic=topic):
         raise _Refusal(
             f"{_where(personal)} did not follow {topic.name}: see `{deps.command} list`."
         )
@@ -214,14 +213,16 @@ async def _list(
     now = deps.now()
     places = [("You", ctx.user)] + ([] if ctx.is_dm else [("This channel", ctx.channel)])
     for label, address in reversed(places):
-        target = await subs.find_target(
+        target = await find_target(
             session=session, platform=ctx.platform, workspace=ctx.workspace, address=address
         )
-        follows = (
-            [] if target is None else await subs.list_subscriptions(session=session, target=target)
+        followed = (
+            []
+            if target is None
+            else await follows.list_subscriptions(session=session, target=target)
         )
         names = []
-        for sub, topic in follows:
+        for sub, topic in followed:
             muted = sub.muted_until is not None and sub.muted_until > now
             names.append(f"{topic.name} (`{topic.slug}`)" + (" — muted" if muted else ""))
         lines.append(
@@ -234,7 +235,7 @@ async def _list(
 async def _topics(
     session: AsyncSession, ctx: CommandContext, args: list[str], deps: CommandDeps
 ) -> Reply:
-    topics = await subs.list_topics(session=session, words=" ".join(args))
+    topics = await search_topics(session=session, words=" ".join(args))
     if not topics:
         raise _Refusal(f"No topic matches `{' '.join(args)[:80]}`: try fewer words.")
     lines = []
@@ -252,11 +253,11 @@ def _shown_query(query: str) -> str:
 async def _alerts(
     session: AsyncSession, ctx: CommandContext, args: list[str], deps: CommandDeps
 ) -> Reply:
-    target = await subs.find_target(
+    target = await find_target(
         session=session, platform=ctx.platform, workspace=ctx.workspace, address=ctx.user
     )
-    alerts = [] if target is None else await subs.list_alerts(session=session, target=target)
-    if not alerts:
+    found = [] if target is None else await alerts.list_alerts(session=session, target=target)
+    if not found:
         return Reply(
             title="Your alerts", lines=(f"No alerts: `{deps.command} alert add <query>`.",)
         )
@@ -264,7 +265,7 @@ async def _alerts(
     lines = tuple(
         f"#{a.id} {_shown_query(a.query)}"
         + (" — muted" if a.muted_until is not None and a.muted_until > now else "")
-        for a in alerts
+        for a in found
     )
     return Reply(title="Your alerts", lines=lines)
 
@@ -296,7 +297,7 @@ async def _alert(
     if verb == "add":
         query = _valid_query(" ".join(rest), deps, "alert add <query>")
         target = await _target(session, ctx, deps, **personal)
-        alert = await subs.add_alert(session=session, target=target, query=query)
+        alert = await alerts.add_alert(session=session, target=target, query=query)
         return Reply(
             title=f"Alert #{alert.id} added: {_shown_query(query)}",
             lines=(
@@ -308,14 +309,14 @@ async def _alert(
         target = await _target(session, ctx, deps, **personal)
         try:
             if verb == "remove":
-                await subs.remove_alert(session=session, target=target, alert_id=alert_id)
+                await alerts.remove_alert(session=session, target=target, alert_id=alert_id)
                 return Reply(title=f"Alert #{alert_id} removed.")
             span = parse_duration(rest[1]) if len(rest) > 1 else parse_duration("1w")
-            await subs.mute_alert(
+            await alerts.mute_alert(
                 session=session, target=target, alert_id=alert_id, until=deps.now() + span
             )
             return Reply(title=f"Alert #{alert_id} muted for {format_duration(span)}.")
-        except subs.NoSuchAlert as exc:
+        except alerts.NoSuchAlert as exc:
             raise _Refusal(f"You have no alert #{alert_id}: see `{deps.command} alerts`.") from exc
     if verb == "test":
         query = _valid_query(" ".join(rest), deps, "alert test <query>")
@@ -336,15 +337,18 @@ async def _digest(
 ) -> Reply:
     target = await _target(session, ctx, deps, personal=True, change=True)
     if len(args) == 1 and args[0].lower() == "off":
-        stopped = await subs.stop_digest(session=session, target=target)
+        stopped = await stop_digest(session=session, target=target)
         return Reply(title="Weekly digest stopped." if stopped else "You had no weekly digest.")
-    if len(args) != 1 or not subs.is_email(args[0]):
-        raise _Refusal(
-            f"Type `{deps.command} digest you@example.org`, or `{deps.command} digest off`."
-        )
+    usage = f"Type `{deps.command} digest you@example.org`, or `{deps.command} digest off`."
+    if len(args) != 1:
+        raise _Refusal(usage)
     try:
-        text = await subs.request_digest(
-            session=session, target=target, email=args[0], hook=deps.request_digest
+        address = normalize_address(args[0])
+    except AddressError as exc:
+        raise _Refusal(f"{exc} {usage}") from exc
+    try:
+        text = await request_digest(
+            session=session, target=target, email=address, hook=deps.request_digest
         )
     except PapertideError as exc:  # a refused address: say why, in one line
         raise _Refusal(str(exc)) from exc
@@ -363,8 +367,10 @@ async def _mute(
     topic = await _topic(session, " ".join(args[:-1]), deps, "mute <topic> <duration>")
     target = await _target(session, ctx, deps, personal=personal, change=True)
     try:
-        await subs.mute_topic(session=session, target=target, topic=topic, until=deps.now() + span)
-    except subs.NotFollowing as exc:
+        await follows.mute_topic(
+            session=session, target=target, topic=topic, until=deps.now() + span
+        )
+    except follows.NotFollowing as exc:
         raise _Refusal(
             f"{_where(personal)} does not follow {topic.name}: see `{deps.command} list`."
         ) from exc
@@ -381,9 +387,12 @@ async def _quiet_hours(
         )
     target = await _target(session, ctx, deps, personal=personal, change=True)
     if args[0].lower() == "off":
-        await subs.set_quiet_hours(session=session, target=target, hours=None, timezone=None)
+        await follows.set_quiet_hours(session=session, target=target, hours=None, timezone=None)
         return Reply(title="Quiet hours off.")
-    hours = parse_quiet_hours(args[0])
+    try:
+        hours = parse_quiet_hours(args[0])
+    except QuietHoursError as exc:
+        raise _Refusal(str(exc)) from exc
     zone = args[1] if len(args) > 1 else None
     if zone is not None:
         try:
@@ -392,10 +401,10 @@ async def _quiet_hours(
             raise _Refusal(
                 f"Unknown time zone `{zone[:60]}`: type e.g. `Europe/Berlin` or `UTC`."
             ) from exc
-    await subs.set_quiet_hours(session=session, target=target, hours=hours, timezone=zone)
+    await follows.set_quiet_hours(session=session, target=target, hours=hours, timezone=zone)
     shown_zone = target.settings.get("timezone", "UTC")
     return Reply(
-        title=f"Quiet hours {hours[0]:02d}:00–{hours[1]:02d}:00 ({shown_zone}).",
+        title=f"Quiet hours {hours[0]:%H:%M}–{hours[1]:%H:%M} ({shown_zone}).",
         lines=("Alerts in that time are held, then sent as one summary.",),
     )
 

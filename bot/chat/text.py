@@ -59,17 +59,6 @@ def format_duration(span: timedelta) -> str:
     return f"{seconds // 60} minutes"
 
 
-def parse_quiet_hours(text: str) -> tuple[int, int]:
-    """`22-07` → (22, 7); hours in the target's time zone, start inclusive, end exclusive."""
-    found = re.fullmatch(r"(\d{1,2})(?::00)?\s*-\s*(\d{1,2})(?::00)?", text.strip())
-    if not found:
-        raise BadInput("Type quiet hours as `22-07` (from 22:00 to 07:00), or `off`.")
-    start, end = int(found.group(1)), int(found.group(2))
-    if not (0 <= start <= 23 and 0 <= end <= 23) or start == end:
-        raise BadInput("Quiet hours need two different hours from 0 to 23, e.g. `22-07`.")
-    return start, end
-
-
 def cut_text(text: str, limit: int, *, ellipsis: str = "…") -> str:
     """Cut at a word boundary to at most `limit` characters (ellipsis included)."""
     if len(text) <= limit:

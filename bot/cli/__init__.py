@@ -1,4 +1,11 @@
-"""The `papertide` command line. Each area registers its commands here, explicitly."""
+"""The `papertide` command line: parse arguments, call one function, print.
+
+Every command and sub-app is registered here, explicitly. Command modules import
+only typer at load time, so `papertide --help` and `papertide config` load no store,
+no HTTP client and no chat or mail SDK.
+
+May import: everything (typer and rich live only here).
+"""
 
 from __future__ import annotations
 
@@ -12,9 +19,20 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-
-for module in (core, demo, ingest, query, service, digest, chat):
-    module.register(app)
+app.command("config")(core.config)
+app.add_typer(core.db, name="db")
+app.command("demo")(demo.demo)
+app.command("poll")(ingest.poll)
+app.command("backfill")(ingest.backfill)
+app.command("status")(ingest.status)
+app.add_typer(ingest.papers, name="papers")
+app.add_typer(ingest.topics, name="topics")
+app.add_typer(query.query, name="query")
+app.command("serve")(service.serve)
+app.command("worker")(service.worker)
+app.add_typer(service.outbox, name="outbox")
+app.add_typer(digest.digest, name="digest")
+app.add_typer(chat.discord, name="discord")
 
 
 def main() -> None:

@@ -1,4 +1,6 @@
-"""Shared CLI plumbing: settings, running coroutines, JSON output, one-line errors."""
+"""Shared CLI plumbing: settings, running a coroutine on the composition root, JSON
+output, one-line errors. Imports stay light: `papertide --help` loads no store, no SDK.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +8,25 @@ import asyncio
 import contextlib
 import json
 import sys
-from collections.abc import Coroutine
-from typing import Any, NoReturn, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
-from pydantic import ValidationError
 
-from bot.config import Settings
-from bot.errors import PapertideError
+if TYPE_CHECKING:
+    from bot.config import Settings
+    from bot.service.root import Papertide
 
 T = TypeVar("T")
+JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document.")
 
 
 def load_settings() -> Settings:
+    """Settings from the environment and papertide.toml; a bad value is one line, exit 1."""
+    from pydantic import ValidationError
+
+    from bot.config import Settings
+
     try:
         return Settings()
     except ValidationError as exc:
@@ -27,12 +35,26 @@ def load_settings() -> Settings:
         fail(f"{name}: {err['msg']}")
 
 
+def with_root(op: Callable[[Papertide], Awaitable[T]], settings: Settings | None = None) -> T:
+    """Open the composition root, run `op` on it, close everything: one CLI command."""
+
+    async def go() -> T:
+        from bot.service.root import open_papertide
+
+        async with open_papertide(settings or load_settings()) as root:
+            return await op(root)
+
+    return run(go())
+
+
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run one coroutine; a PapertideError becomes one line on stderr and exit 1.
 
     Unlike `asyncio.run`, shutdown is bounded: a task that ignores cancellation (a
     library's background task, say) is named on stderr instead of hanging the command.
     """
+    from bot.errors import PapertideError
+
     loop = asyncio.new_event_loop()
     try:
         return loop.run_until_complete(coro)

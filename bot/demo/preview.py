@@ -71,3 +71,17 @@ def discord_preview(bodies: Sequence[Mapping[str, Any]], *, embeds_shown: int = 
                 out.append(f"▌ {field.get('name', '')}: {field.get('value', '')}")
             out.append("")
     return "\n".join(out).rstrip()
+
+
+def alert_previews(kind: str, payload: Mapping[str, Any]) -> tuple[str, str]:
+    """(Slack, Discord) terminal previews of one outbox message, as each adapter renders it."""
+    from bot.platforms.discord.render import to_payloads
+    from bot.platforms.slack.render import to_messages
+    from bot.types import MessageKind
+
+    shown = {k: v for k, v in payload.items() if not k.startswith("_")}
+    message_kind = MessageKind(kind)
+    return (
+        slack_preview(to_messages(message_kind, shown)),
+        discord_preview(to_payloads(message_kind, shown)),
+    )

@@ -21,17 +21,15 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.ingest.gcpause import paused_gc
+from bot.matching.matches import record_matches
 from bot.store.dialect import dialect_insert
-from bot.store.models import AlertMatch, Paper, PaperTopic
+from bot.store.records import PAPER, record_from_row, record_to_row
 from bot.timeutil import utcnow
-from bot.types import AnnounceType, Author, Match, MatchKind, PaperMatcher, PaperRecord
+from bot.types import AnnounceType, Author, Match, PaperMatcher, PaperRecord
 
 log = logging.getLogger(__name__)
 
 _CHUNK = 500  # ids per IN (...) list
-PAPER = Paper.__table__  # type: ignore[attr-defined]
-PAPER_TOPIC = PaperTopic.__table__  # type: ignore[attr-defined]
-ALERT_MATCH = AlertMatch.__table__  # type: ignore[attr-defined]
 _REPLACES = (AnnounceType.REPLACE, AnnounceType.REPLACE_CROSS)
 _CROSSES = (AnnounceType.CROSS, AnnounceType.REPLACE_CROSS)
 
@@ -168,13 +166,13 @@ def _plan(
             if record.announce_type in _REPLACES:
                 report.ignored += 1  # a replacement is never a new paper
                 continue
-            inserts.append(_row(record, now))
+            inserts.append(record_to_row(record, now))
             continue
         final = _apply(row, record)
         if final is None:
             report.unchanged += 1
             continue
-        row_now = _row(final, now)
+        row_now = record_to_row(final, now)
         updates.append({"b_id": paper_id} | {f"v_{c}": row_now[c] for c in _UPDATED_COLUMNS})
         report.updated.append(paper_id)
         to_match.append(final)
@@ -202,7 +200,7 @@ async def _load_known(session: AsyncSession, ids: list[str]) -> dict[str, PaperR
     for chunk in _chunks(ids):
         rows = await session.execute(select(PAPER).where(PAPER.c.id.in_(chunk)))
         for row in rows.mappings():
-            known[row["id"]] = _from_row(row)
+            known[row["id"]] = record_from_row(row)
     return known
 
 
@@ -236,46 +234,6 @@ def _apply(row: PaperRecord, record: PaperRecord) -> PaperRecord | None:
     return None if filled == row else filled
 
 
-def _row(record: PaperRecord, now: datetime) -> dict[str, Any]:
-    return {
-        "id": record.id,
-        "version": record.version,
-        "title": record.title,
-        "abstract": record.abstract,
-        "authors": [{"name": a.name, "affiliations": list(a.affiliations)} for a in record.authors],
-        "categories": list(record.categories),
-        "primary_category": record.primary_category,
-        "comment": record.comment,
-        "journal_ref": record.journal_ref,
-        "doi": record.doi or None,
-        "links": dict(record.links),
-        "published": record.published,
-        "updated": record.updated,
-        "source": record.source,
-        "ingested_at": now,
-    }
-
-
-def _from_row(row: Any) -> PaperRecord:
-    return PaperRecord(
-        id=row["id"],
-        version=row["version"],
-        title=row["title"],
-        abstract=row["abstract"],
-        authors=tuple(
-            Author(a.get("name", ""), tuple(a.get("affiliations", []))) for a in row["authors"]
-        ),
-        categories=tuple(row["categories"]),
-        published=row["published"],
-        updated=row["updated"],
-        source=row["source"],
-        comment=row["comment"],
-        journal_ref=row["journal_ref"],
-        doi=row["doi"] or "",
-        links=dict(row["links"]),
-    )
-
-
 _UPDATED_COLUMNS = (
     "version", "title", "abstract", "authors", "categories", "primary_category", "comment",
     "journal_ref", "doi", "links", "published", "updated", "source",
@@ -299,32 +257,9 @@ async def _insert_papers(session: AsyncSession, rows: list[dict[str, Any]]) -> l
 async def _store_matches(
     session: AsyncSession, papers: list[PaperRecord], matcher: PaperMatcher, now: datetime
 ) -> list[Match]:
-    topic_rows: list[dict[str, Any]] = []
-    alert_rows: list[dict[str, Any]] = []
-    by_key: dict[tuple[MatchKind, int, str], Match] = {}
     with paused_gc():
-        for paper in papers:
-            for match in matcher.match(paper):
-                key = (match.kind, match.ref_id, match.paper_id)
-                if key in by_key:
-                    continue
-                by_key[key] = match
-                row = {"paper_id": match.paper_id, "terms": list(match.terms), "matched_at": now}
-                if match.kind == MatchKind.TOPIC:
-                    topic_rows.append(row | {"topic_id": match.ref_id})
-                else:
-                    alert_rows.append(row | {"alert_id": match.ref_id})
-    fresh: list[Match] = []
-    for kind, table, ref, rows in (
-        (MatchKind.TOPIC, PAPER_TOPIC, "topic_id", topic_rows),
-        (MatchKind.ALERT, ALERT_MATCH, "alert_id", alert_rows),
-    ):
-        if not rows:
-            continue
-        stmt = dialect_insert(session, table).on_conflict_do_nothing()
-        result = await session.execute(stmt.returning(table.c[ref], table.c.paper_id), rows)
-        fresh += [by_key[(kind, int(ref_id), pid)] for ref_id, pid in result]
-    return fresh
+        found = [match for paper in papers for match in matcher.match(paper)]
+    return await record_matches(session=session, matches=found, now=now)
 
 
 def _chunks(items: Sequence[str], size: int = _CHUNK) -> Iterable[Sequence[str]]:

@@ -18,17 +18,16 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
-from bot.catalog.refile import refile_topics
-from bot.catalog.topics import SyncReport, load_topics, sync_topics
 from bot.config import Settings
 from bot.errors import PapertideError
 from bot.ingest.http import HttpDeps, RateLimiter, build_client
 from bot.ingest.persist import ingest_batch
 from bot.ingest.sources.arxiv_api import ArxivApiSource
-from bot.ingest.sources.base import Batch, Source, SourceContext, StoredState, create_source
-from bot.matching.engine import load_engine
-from bot.service.root import AppContext
-from bot.store.models import SourceState, Topic
+from bot.ingest.sources.base import Batch, Source, SourceContext
+from bot.ingest.sources.registry import create_source
+from bot.ingest.state import load_state, save_batch_state, save_failure
+from bot.matching.trial import load_engine
+from bot.store.models import Topic
 from bot.timeutil import utcnow
 from bot.types import Match, PaperMatcher
 
@@ -56,16 +55,6 @@ class PollResult:
     @property
     def read_anything(self) -> bool:
         return self.batches > 0
-
-
-async def prepare_store(ctx: AppContext) -> SyncReport:
-    """Sync the topics catalog (PAPERTIDE_TOPICS_FILE) into the store; call at start."""
-    topics = load_topics(ctx.settings.topics_file)
-    async with ctx.sessions() as session, session.begin():
-        report = await sync_topics(session=session, topics=topics)
-        await refile_topics(session=session, slugs=report.refile)
-    log.info("topics.synced", extra={"added": report.added, "changed": report.changed})
-    return report
 
 
 def build_http(settings: Settings) -> HttpDeps:
@@ -102,8 +91,7 @@ async def run_poll(
     started = utcnow()
     try:
         async with sessions() as session:
-            stored = await session.get(SourceState, source_name)
-            state = _snapshot(stored)
+            state = await load_state(session=session, name=source_name)
             categories = await poll_categories(session=session, settings=settings)
             matcher = matcher or await load_engine(session=session)
         source = source or create_source(
@@ -114,7 +102,9 @@ async def run_poll(
                 report = await ingest_batch(session=session, records=batch.papers, matcher=matcher)
                 if on_new_matches is not None and report.new_matches:
                     await on_new_matches(session, report.new_matches)
-                await _save_state(session, source_name, batch, started)
+                await save_batch_state(
+                    session=session, name=source_name, batch=batch, started=started
+                )
             _count(result, batch, report)
             if on_progress is not None and batch.progress is not None:
                 on_progress(*batch.progress)
@@ -122,7 +112,9 @@ async def run_poll(
         result.error = str(exc)
         log.error("poll.failed", extra={"source": source_name, "error": result.error})
         async with sessions() as session, session.begin():
-            await _save_failure(session, source_name, result.error, started)
+            await save_failure(
+                session=session, name=source_name, error=result.error, started=started
+            )
     finally:
         if own_http:
             await http.client.aclose()
@@ -182,42 +174,3 @@ async def run_backfill(
     finally:
         if own_http:
             await http.client.aclose()
-
-
-def _snapshot(row: SourceState | None) -> StoredState:
-    if row is None:
-        return StoredState()
-    return StoredState(
-        cursor=row.cursor, etag=row.etag, last_modified=row.last_modified, data=dict(row.data)
-    )
-
-
-async def _state_row(session: AsyncSession, name: str) -> SourceState:
-    row = await session.get(SourceState, name, with_for_update=True)
-    if row is None:
-        row = SourceState(name=name, data={})
-        session.add(row)
-    return row
-
-
-async def _save_state(session: AsyncSession, name: str, batch: Batch, started: datetime) -> None:
-    row = await _state_row(session, name)
-    if batch.cursor is not None:
-        row.cursor = batch.cursor
-    if batch.etag is not None:
-        row.etag = batch.etag
-    if batch.last_modified is not None:
-        row.last_modified = batch.last_modified
-    if batch.data:
-        row.data = {**row.data, **batch.data}  # a new dict: JSON columns track reassignment
-    row.last_polled_at = started
-    row.last_success_at = utcnow()
-    row.error_count = 0
-    row.last_error = None
-
-
-async def _save_failure(session: AsyncSession, name: str, error: str, started: datetime) -> None:
-    row = await _state_row(session, name)
-    row.last_polled_at = started
-    row.error_count += 1
-    row.last_error = error

@@ -6,13 +6,13 @@ cost, never what the total number of alerts costs:
 1. Every term of every query becomes a `Pattern` (folded words; interned, so 3,000
    alerts on `GRPO` share one pattern, decided once per paper).
 2. Every pattern is indexed under one key that any paper it matches must have (see
-   bot.match_index): a word, a word pair, a word prefix, a category, a name key. A
+   bot.matching.index): a word, a word pair, a word prefix, a category, a name key. A
    paper's distinct keys are intersected with these hash tables; words, two-word
    phrases and categories found there match outright, longer phrases and names are
    verified on the paper's words. The result is the exact set of patterns it has.
 3. Each query is listed under a few *anchor* patterns (every alternative of an OR,
    the rarest-looking conjunct of an AND): a query can only match if an anchor does,
-   since a query always needs a positive term (see bot.query). Only the queries
+   since a query always needs a positive term (see bot.matching.query). Only the queries
    anchored by the paper's patterns are evaluated, each by a check compiled once
    (mostly one C-level set operation).
 
@@ -26,17 +26,12 @@ from __future__ import annotations
 import logging
 from collections import Counter, deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
 from itertools import compress, repeat
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col, select
-
-from bot.errors import PapertideError, QueryError
 from bot.matching.index import PatternIndex
-from bot.matching.query import Node, Term, format_query, make_and, make_or, parse_query
+from bot.matching.query import Node, Term, make_and, make_or, parse_query
 from bot.matching.terms import (
     Check,
     Pattern,
@@ -49,9 +44,7 @@ from bot.matching.terms import (
     unique,
 )
 from bot.matching.textnorm import PaperText
-from bot.store.models import Alert, Paper, Topic
-from bot.timeutil import as_utc, utcnow
-from bot.types import Author, Match, MatchKind, PaperRecord
+from bot.types import Match, MatchKind, PaperRecord
 
 log = logging.getLogger(__name__)
 
@@ -282,106 +275,3 @@ class MatchEngine:
         if not (rest or excluded):
             return None
         return compile_check((False, rest, excluded, False))
-
-
-def record_from_paper(paper: Paper) -> PaperRecord:
-    """A stored paper row as the record the matcher reads."""
-    return PaperRecord(
-        id=paper.id,
-        version=paper.version,
-        title=paper.title,
-        abstract=paper.abstract,
-        authors=tuple(
-            Author(str(a.get("name", "")), tuple(str(x) for x in a.get("affiliations") or ()))
-            for a in paper.authors
-        ),
-        categories=tuple(paper.categories),
-        published=as_utc(paper.published),
-        updated=as_utc(paper.updated),
-        source=paper.source,
-        comment=paper.comment,
-        journal_ref=paper.journal_ref,
-        doi=paper.doi or "",
-        links=dict(paper.links),
-    )
-
-
-async def load_engine(*, session: AsyncSession) -> MatchEngine:
-    """Compile the engine from all active topics and active alerts in the store.
-
-    A stored query that no longer parses is logged and skipped, never fatal.
-    """
-    engine = MatchEngine()
-    topics = await session.execute(select(Topic).where(col(Topic.active).is_(True)))
-    for topic in topics.scalars():
-        assert topic.id is not None
-        try:
-            engine.add_topic(topic.id, topic.query, topic.categories)
-        except QueryError as exc:
-            log.warning("matching.bad_topic", extra={"topic": topic.slug, "error": str(exc)})
-    alerts = await session.execute(select(Alert.id, Alert.query).where(col(Alert.active).is_(True)))
-    for alert_id, query in alerts:
-        try:
-            engine.add_alert(alert_id, query)
-        except QueryError as exc:
-            log.warning("matching.bad_alert", extra={"alert_id": alert_id, "error": str(exc)})
-    log.info("matching.loaded", extra={"queries": len(engine)})
-    return engine
-
-
-@dataclass(frozen=True, slots=True)
-class TrialHit:
-    paper: Paper
-    terms: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class QueryTrial:
-    """What a query would have matched: `count` papers since `since`, newest `hits`."""
-
-    query: str  # canonical form
-    weeks: int
-    since: datetime
-    count: int
-    scanned: int
-    hits: list[TrialHit] = field(default_factory=list)
-
-
-async def test_query(
-    *,
-    session: AsyncSession,
-    expr: str,
-    weeks: int = 4,  # noqa: PT028 (not a pytest test: the name is the command's)
-    now: datetime | None = None,  # noqa: PT028
-    limit: int = 5,  # noqa: PT028
-) -> QueryTrial:
-    """Try a query on the store's papers published in the last `weeks` weeks.
-
-    Raises QueryError for a malformed query. Papers stream newest first, so the first
-    `limit` hits are the most recent ones; `count` covers the whole window.
-    """
-    if not 1 <= weeks <= 52:
-        raise PapertideError(f"weeks must be between 1 and 52, not {weeks}")
-    node = parse_query(expr)
-    engine = MatchEngine()
-    engine.add_alert(0, node)
-    since = as_utc(now or utcnow()) - timedelta(weeks=weeks)
-    stmt = (
-        select(Paper)
-        .where(col(Paper.published) >= since)
-        .order_by(col(Paper.published).desc(), col(Paper.id))
-        .execution_options(yield_per=500)
-    )
-    count = scanned = 0
-    hits: list[TrialHit] = []
-    async for paper in (await session.stream(stmt)).scalars():
-        scanned += 1
-        found = engine.match(record_from_paper(paper))
-        if found:
-            count += 1
-            if len(hits) < limit:
-                hits.append(TrialHit(paper, found[0].terms))
-    return QueryTrial(format_query(node), weeks, since, count, scanned, hits)
-
-
-test_query.__test__ = False  # type: ignore[attr-defined]  # pytest must not collect it

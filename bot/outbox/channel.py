@@ -7,8 +7,9 @@ letters, so a channel never sleeps or retries by itself.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.types import OutboundMessage, Platform
 
@@ -43,3 +44,8 @@ class Channel(Protocol):
     async def send(self, message: OutboundMessage) -> DeliveryResult:
         """Send one message; never raises for delivery problems, returns a result."""
         ...
+
+
+# Multi-part messages (Slack threads, Discord batches) record how far they got, so a
+# retry resumes there: (outbox id, progress) -> stored in payload["_progress"].
+SaveProgress = Callable[[int, dict[str, Any]], Awaitable[None]]

@@ -1,45 +1,66 @@
-"""JSON shapes shared by the outbox, the chat adapters, the digest and the CLI.
+"""The JSON shapes of outbox payloads: what the fan-out, the digest and the confirmation
+mails enqueue, and what every channel reads.
 
-A paper in a payload or in `--json` output:
-    {"id", "version", "title", "abstract", "authors": [{"name", "affiliations"}],
-     "categories" (primary first), "published", "updated" (ISO 8601), "url", "pdf_url",
-     "comment", "journal_ref", "doi"}
-A PAPER message payload:  {"paper": <paper>, "reasons": [<reason>, ...]}
-A PAPER_GROUP payload:    {"items": [{"paper": <paper>, "reasons": [...]}, ...]}
-A reason:  {"kind": "topic", "id", "slug", "name", "terms": [...]}
-        or {"kind": "alert", "id", "query", "terms": [...]}
-An email payload (DIGEST, CONFIRM): {"to", "subject", "text", "html", "headers": {...}}
+A paper is `bot.store.records.PaperJSON` (also the CLI's `--json`). Payloads are plain
+JSON in the outbox row; these TypedDicts say what each message kind carries.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal, TypedDict
 
-from bot.store.models import Paper
-
-
-def abs_url(paper_id: str) -> str:
-    return f"https://arxiv.org/abs/{paper_id}"
+from bot.store.records import PaperJSON
 
 
-def paper_payload(paper: Paper) -> dict[str, Any]:
-    """The one JSON shape of a paper that every consumer reads."""
-    is_arxiv = ":" not in paper.id
-    return {
-        "id": paper.id,
-        "version": paper.version,
-        "title": paper.title,
-        "abstract": paper.abstract,
-        "authors": [
-            {"name": a.get("name", ""), "affiliations": list(a.get("affiliations", []))}
-            for a in paper.authors
-        ],
-        "categories": list(paper.categories),
-        "published": paper.published.isoformat(),
-        "updated": paper.updated.isoformat(),
-        "url": paper.links.get("abs") or (abs_url(paper.id) if is_arxiv else ""),
-        "pdf_url": paper.links.get("pdf", ""),
-        "comment": paper.comment,
-        "journal_ref": paper.journal_ref,
-        "doi": paper.doi or "",
-    }
+class TopicReason(TypedDict):
+    kind: Literal["topic"]
+    id: int
+    slug: str
+    name: str
+    terms: list[str]  # the words that matched (never the topic's own category filter)
+
+
+class AlertReason(TypedDict):
+    kind: Literal["alert"]
+    id: int
+    query: str
+    terms: list[str]
+
+
+Reason = TopicReason | AlertReason
+
+
+class PaperItem(TypedDict):
+    """A PAPER message's payload, and one paper of a group or a quiet-hours summary."""
+
+    paper: PaperJSON
+    reasons: list[Reason]
+
+
+class GroupPayload(TypedDict):
+    """PAPER_GROUP: every paper of one poll for one channel, posted as one thread."""
+
+    items: list[PaperItem]
+
+
+class QuietSummaryPayload(TypedDict):
+    """QUIET_SUMMARY: what quiet hours held back, sent when they end."""
+
+    items: list[PaperItem]
+    until: str  # ISO 8601, UTC
+
+
+class ReservedPayload(TypedDict):
+    """A GROUPED row: a paper's key, reserved by the group message that carries it."""
+
+    grouped_in: str
+
+
+class EmailPayload(TypedDict):
+    """DIGEST and CONFIRM: a finished mail; the email channel only wraps it in MIME."""
+
+    to: str
+    subject: str
+    text: str
+    html: str
+    headers: dict[str, str]

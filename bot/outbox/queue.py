@@ -1,8 +1,11 @@
 """The outbox: one row per message, unique idempotency key, claimed by workers.
 
-Everything papertide sends passes through here; nothing sends directly.
+Everything papertide sends passes through here; nothing sends directly. This module is
+the one writer of the `outbox` table: rows are added and reserved here (fan-out,
+digests, confirmation mails), claimed and leased (workers), and given their outcome
+(bot.outbox.settle decides which).
 
-Life of a row (`status`):
+Life of a row (`OutboxStatus`):
     held ─(quiet hours end)─► folded into one quiet_summary row, itself pending
     pending ─claim─► sending ─► sent
                        │ └────► pending again (Retry: backoff, or the platform's Retry-After)
@@ -14,7 +17,6 @@ A claim counts as an attempt, so a message that crashes its worker every time st
 
 from __future__ import annotations
 
-import random
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -24,22 +26,13 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
-from bot.outbox.channel import Delivered, DeliveryResult, Failed, Retry
+from bot.outbox.targets import target_refs
 from bot.store.dialect import insert_ignore
 from bot.store.models import OutboxRow, Target
 from bot.timeutil import as_utc, utcnow
-from bot.types import MessageKind, OutboundMessage, Platform, TargetKind, TargetRef
+from bot.types import MessageKind, OutboundMessage, OutboxStatus
 
-STATUS_PENDING = "pending"
-STATUS_SENDING = "sending"
-STATUS_SENT = "sent"
-STATUS_DEAD = "dead"
-STATUS_HELD = "held"
-STATUS_GROUPED = "grouped"
-STATUSES = (STATUS_PENDING, STATUS_SENDING, STATUS_SENT, STATUS_DEAD, STATUS_HELD, STATUS_GROUPED)
-
-BACKOFF_BASE_SECONDS = 5.0
-BACKOFF_CAP_SECONDS = 3600.0
+STATUSES = tuple(OutboxStatus)
 _NO_SYNC = {"synchronize_session": False}
 
 
@@ -54,24 +47,25 @@ async def enqueue(
     target_id: int,
     kind: MessageKind,
     key: str,
-    payload: dict[str, Any],
+    payload: Any,
     not_before: datetime | None = None,
-    status: str = "pending",
+    status: OutboxStatus = OutboxStatus.PENDING,
 ) -> bool:
     """Add one message unless its key exists; True when a row was inserted.
 
     The database's unique constraint decides (INSERT … ON CONFLICT DO NOTHING), so two
     processes enqueuing the same key at once still yield one row.
     """
+    now = utcnow()
     values = {
         "key": key,
         "target_id": target_id,
         "kind": str(kind),
-        "payload": payload,
-        "status": status,
+        "payload": dict(payload),
+        "status": str(status),
         "attempts": 0,
-        "next_attempt_at": not_before or utcnow(),
-        "created_at": utcnow(),
+        "next_attempt_at": not_before or now,
+        "created_at": now,
     }
     stmt = insert_ignore(session, OutboxRow, "key", **values)
     # RETURNING tells inserted from skipped on both backends (rowcount does not, reliably).
@@ -79,11 +73,47 @@ async def enqueue(
     return result.scalar_one_or_none() is not None
 
 
-def _dialect(session: AsyncSession) -> str:
-    return session.bind.dialect.name if session.bind is not None else ""
+async def due_held(*, session: AsyncSession, now: datetime) -> list[OutboxRow]:
+    """Held rows whose quiet hours are over, by target; locked on PostgreSQL."""
+    query = (
+        select(OutboxRow)
+        .where(col(OutboxRow.status) == OutboxStatus.HELD, col(OutboxRow.next_attempt_at) <= now)
+        .order_by(col(OutboxRow.target_id), col(OutboxRow.id))
+    )
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True)
+    return list((await session.execute(query)).scalars().all())
 
 
-# --- claiming ------------------------------------------------------------------------------
+async def set_status(
+    *, session: AsyncSession, ids: Sequence[int], status: OutboxStatus, now: datetime
+) -> None:
+    """Move rows that no worker holds (held, pending) to `status`, due at `now`."""
+    if ids:
+        await session.execute(
+            update(OutboxRow)
+            .where(col(OutboxRow.id).in_(list(ids)))
+            .values(status=str(status), next_attempt_at=now),
+            execution_options=_NO_SYNC,
+        )
+
+
+async def cancel_queued(*, session: AsyncSession, target_id: int, reason: str) -> int:
+    """Messages still waiting for a target die now ("no mail from the next send on")."""
+    result = await session.execute(
+        update(OutboxRow)
+        .where(
+            col(OutboxRow.target_id) == target_id,
+            col(OutboxRow.status).in_([OutboxStatus.PENDING, OutboxStatus.HELD]),
+        )
+        .values(status=str(OutboxStatus.DEAD), last_error=reason[:2000])
+        .returning(col(OutboxRow.id)),
+        execution_options=_NO_SYNC,
+    )
+    return len(result.all())
+
+
+# --- workers: claims and leases ---------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +147,7 @@ async def claim_batch(
         select(col(OutboxRow.id))
         .join(Target, col(Target.id) == col(OutboxRow.target_id))
         .where(
-            col(OutboxRow.status) == STATUS_PENDING,
+            col(OutboxRow.status) == OutboxStatus.PENDING,
             col(OutboxRow.next_attempt_at) <= now,
             col(Target.disabled_at).is_(None),
             col(Target.platform).in_(sorted(platforms)),
@@ -131,7 +161,7 @@ async def claim_batch(
         update(OutboxRow)
         .where(col(OutboxRow.id).in_(picked.scalar_subquery()))
         .values(
-            status=STATUS_SENDING,
+            status=OutboxStatus.SENDING,
             lease_owner=owner,
             lease_expires_at=now + timedelta(seconds=lease_seconds),
             attempts=col(OutboxRow.attempts) + 1,
@@ -149,7 +179,7 @@ async def claim_batch(
     rows = (await session.execute(stmt, execution_options=_NO_SYNC)).all()
     if not rows:
         return []
-    targets = await _target_refs(session, {row.target_id for row in rows})
+    targets = await target_refs(session=session, ids=[row.target_id for row in rows])
     claimed = [
         Claimed(
             message=OutboundMessage(
@@ -168,63 +198,15 @@ async def claim_batch(
     return claimed
 
 
-async def _target_refs(session: AsyncSession, ids: Collection[int]) -> dict[int, TargetRef]:
-    query = select(Target).where(col(Target.id).in_(sorted(ids)))
-    return {
-        t.id: TargetRef(
-            id=t.id,
-            platform=Platform(t.platform),
-            kind=TargetKind(t.kind),
-            workspace=t.workspace,
-            address=t.address,
-        )
-        for t in (await session.execute(query)).scalars()
-        if t.id is not None
-    }
-
-
-# --- settling ------------------------------------------------------------------------------
-
-
-@dataclass
-class SettleCounts:
-    sent: int = 0
-    retried: int = 0
-    dead: int = 0
-    disabled: int = 0
-
-
-def backoff_seconds(attempt: int, rng: random.Random | None = None) -> float:
-    """Exponential backoff with jitter: 5 s, 10 s, 20 s … capped at an hour, each × [0.5, 1)."""
-    exponent = min(max(0, attempt - 1), 30)
-    ceiling = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * float(2**exponent))
-    jitter: float = (rng or random.Random()).random()
-    return ceiling * (0.5 + 0.5 * jitter)
-
-
-async def settle(
-    *,
-    session: AsyncSession,
-    owner: str,
-    results: Sequence[tuple[Claimed, DeliveryResult]],
-    max_attempts: int,
-    now: datetime | None = None,
-    backoff: Callable[[int], float] = backoff_seconds,
-) -> SettleCounts:
-    """Record what the channels answered: sent, retry later, dead; disable gone targets.
-
-    A Retry waits `backoff(attempt)` seconds, or exactly the platform's `after`.
-    """
-    now = now or utcnow()
-    counts = SettleCounts()
-    sent_ids = [c.message.id for c, r in results if isinstance(r, Delivered)]
-    if sent_ids:
-        # Delivered is the truth even if our lease lapsed meanwhile: no owner check.
+async def mark_sent(*, session: AsyncSession, ids: Sequence[int], now: datetime) -> int:
+    """Rows the platform accepted. Delivered is the truth even if the lease lapsed
+    meanwhile, so there is no owner check."""
+    if ids:
         await session.execute(
             update(OutboxRow)
-            .where(col(OutboxRow.id).in_(sent_ids))
+            .where(col(OutboxRow.id).in_(list(ids)))
             .values(
-                status=STATUS_SENT,
+                status=OutboxStatus.SENT,
                 sent_at=now,
                 lease_owner=None,
                 lease_expires_at=None,
@@ -232,45 +214,26 @@ async def settle(
             ),
             execution_options=_NO_SYNC,
         )
-        counts.sent = len(sent_ids)
-    for claimed, result in results:
-        msg = claimed.message
-        if isinstance(result, Delivered):
-            continue
-        if isinstance(result, Failed) and result.disable_target:
-            await disable_target(
-                session=session, target_id=msg.target.id, reason=result.reason, now=now
-            )
-            counts.disabled += 1
-        if isinstance(result, Retry) and msg.attempt < max_attempts:
-            delay = result.after if result.after is not None else backoff(msg.attempt)
-            await _finish(session, owner, msg.id, STATUS_PENDING, result.reason, now, delay)
-            counts.retried += 1
-        else:
-            reason = result.reason
-            if isinstance(result, Retry):
-                reason = f"gave up after {msg.attempt} attempts: {reason}"
-            await _finish(session, owner, msg.id, STATUS_DEAD, reason, now, 0.0)
-            counts.dead += 1
-    return counts
+    return len(ids)
 
 
-async def _finish(
+async def finish(
     session: AsyncSession,
     owner: str,
     row_id: int,
-    status: str,
+    status: OutboxStatus,
     reason: str,
     now: datetime,
     delay: float,
 ) -> None:
+    """A retry (pending again after `delay`) or a death, if `owner` still holds the row."""
     # The owner check keeps a lapsed lease from overwriting the row's new owner's outcome.
     await session.execute(
         update(OutboxRow)
         .where(
             col(OutboxRow.id) == row_id,
             col(OutboxRow.lease_owner) == owner,
-            col(OutboxRow.status) == STATUS_SENDING,
+            col(OutboxRow.status) == OutboxStatus.SENDING,
         )
         .values(
             status=status,
@@ -300,10 +263,10 @@ async def release(
             .where(
                 col(OutboxRow.id) == claimed.message.id,
                 col(OutboxRow.lease_owner) == owner,
-                col(OutboxRow.status) == STATUS_SENDING,
+                col(OutboxRow.status) == OutboxStatus.SENDING,
             )
             .values(
-                status=STATUS_PENDING,
+                status=OutboxStatus.PENDING,
                 attempts=col(OutboxRow.attempts) - 1,
                 next_attempt_at=not_before or now,
                 lease_owner=None,
@@ -324,7 +287,7 @@ async def renew_leases(
     now = now or utcnow()
     result = await session.execute(
         update(OutboxRow)
-        .where(col(OutboxRow.lease_owner) == owner, col(OutboxRow.status) == STATUS_SENDING)
+        .where(col(OutboxRow.lease_owner) == owner, col(OutboxRow.status) == OutboxStatus.SENDING)
         .values(lease_expires_at=now + timedelta(seconds=lease_seconds))
         .returning(col(OutboxRow.id)),
         execution_options=_NO_SYNC,
@@ -337,9 +300,9 @@ async def requeue_expired(*, session: AsyncSession, now: datetime | None = None)
     now = now or utcnow()
     result = await session.execute(
         update(OutboxRow)
-        .where(col(OutboxRow.status) == STATUS_SENDING, col(OutboxRow.lease_expires_at) < now)
+        .where(col(OutboxRow.status) == OutboxStatus.SENDING, col(OutboxRow.lease_expires_at) < now)
         .values(
-            status=STATUS_PENDING,
+            status=OutboxStatus.PENDING,
             next_attempt_at=now,
             last_error="lease expired",
             lease_owner=None,
@@ -351,24 +314,6 @@ async def requeue_expired(*, session: AsyncSession, now: datetime | None = None)
     return len(result.all())
 
 
-async def disable_target(
-    *, session: AsyncSession, target_id: int, reason: str, now: datetime | None = None
-) -> None:
-    """Mark a target gone (channel deleted, bot removed, hard bounce) and bury its queue."""
-    now = now or utcnow()
-    await session.execute(
-        update(Target)
-        .where(col(Target.id) == target_id, col(Target.disabled_at).is_(None))
-        .values(
-            disabled_at=now,
-            disabled_reason=reason[:2000],
-            failure_count=col(Target.failure_count) + 1,
-        ),
-        execution_options=_NO_SYNC,
-    )
-    await bury_disabled(session=session, target_id=target_id)
-
-
 async def bury_disabled(*, session: AsyncSession, target_id: int | None = None) -> int:
     """Waiting rows of disabled targets go dead with the target's reason."""
     disabled = select(col(Target.id)).where(col(Target.disabled_at).is_not(None))
@@ -377,10 +322,25 @@ async def bury_disabled(*, session: AsyncSession, target_id: int | None = None) 
     result = await session.execute(
         update(OutboxRow)
         .where(
-            col(OutboxRow.status).in_([STATUS_PENDING, STATUS_HELD]),
+            col(OutboxRow.status).in_([OutboxStatus.PENDING, OutboxStatus.HELD]),
             col(OutboxRow.target_id).in_(disabled.scalar_subquery()),
         )
-        .values(status=STATUS_DEAD, last_error="target disabled")
+        .values(status=OutboxStatus.DEAD, last_error="target disabled")
+        .returning(col(OutboxRow.id)),
+        execution_options=_NO_SYNC,
+    )
+    return len(result.all())
+
+
+async def retry_dead(*, session: AsyncSession, ids: Sequence[int] | None = None) -> int:
+    """Dead rows (all, or these ids) become pending with a fresh attempt budget."""
+    where = [col(OutboxRow.status) == OutboxStatus.DEAD]
+    if ids is not None:
+        where.append(col(OutboxRow.id).in_(list(ids)))
+    result = await session.execute(
+        update(OutboxRow)
+        .where(*where)
+        .values(status=OutboxStatus.PENDING, attempts=0, next_attempt_at=utcnow())
         .returning(col(OutboxRow.id)),
         execution_options=_NO_SYNC,
     )
@@ -401,3 +361,7 @@ def progress_saver(
                 await session.commit()
 
     return save
+
+
+def _dialect(session: AsyncSession) -> str:
+    return session.bind.dialect.name if session.bind is not None else ""

@@ -26,23 +26,22 @@ from sqlmodel import col
 
 from bot import metrics
 from bot.config import Settings
-from bot.outbox.admin import count_by_status
 from bot.outbox.channel import Channel, Delivered, DeliveryResult, Failed, Retry
 from bot.outbox.fanout import fold_held
 from bot.outbox.pacing import Pacer, rates_from_settings
 from bot.outbox.queue import (
     Claimed,
-    backoff_seconds,
     bury_disabled,
     claim_batch,
     release,
     renew_leases,
     requeue_expired,
-    settle,
 )
+from bot.outbox.reads import count_by_status
+from bot.outbox.settle import backoff_seconds, settle
 from bot.store.models import OutboxRow, Target
 from bot.timeutil import utcnow
-from bot.types import Platform
+from bot.types import OutboxStatus, Platform
 
 log = logging.getLogger(__name__)
 
@@ -312,11 +311,11 @@ async def deliver_until_idle(
         .select_from(OutboxRow)
         .join(Target, col(Target.id) == col(OutboxRow.target_id))
         .where(
-            col(OutboxRow.status).in_(("pending", "sending")),
+            col(OutboxRow.status).in_((OutboxStatus.PENDING, OutboxStatus.SENDING)),
             col(Target.platform).in_(platforms),
         )
     )
-    sent_stmt = select(func.count()).where(col(OutboxRow.status) == "sent")
+    sent_stmt = select(func.count()).where(col(OutboxRow.status) == OutboxStatus.SENT)
 
     async def count(stmt: Any) -> int:
         async with sessions() as session:

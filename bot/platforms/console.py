@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.outbox.channel import Delivered, DeliveryResult, Retry
+from bot.platforms.registry import PlatformContext
 from bot.types import MessageKind, OutboundMessage, Platform
 
 
@@ -74,3 +75,8 @@ class ConsoleChannel:
             except OSError as exc:
                 return Retry(f"console output failed: {exc}")
         return Delivered()
+
+
+def build_channel(ctx: PlatformContext) -> ConsoleChannel:
+    """Registry entry: messages written to PAPERTIDE_CONSOLE_OUT (stdout by default)."""
+    return ConsoleChannel(ctx.settings.console_out)

@@ -15,6 +15,7 @@ from email.utils import parsedate_to_datetime
 import httpx
 
 from bot.outbox.channel import Delivered, DeliveryResult, Failed, Retry
+from bot.platforms.registry import PlatformContext
 from bot.types import OutboundMessage, Platform
 
 
@@ -78,3 +79,8 @@ class WebhookChannel:
         if code == 408 or code >= 500:
             return Retry(reason)
         return Failed(reason, disable_target=code in (404, 410))
+
+
+def build_channel(ctx: PlatformContext) -> WebhookChannel:
+    """Registry entry: always on; targets with platform=webhook name their URL."""
+    return WebhookChannel(ctx.http)

@@ -1,7 +1,9 @@
-"""The composition root: builds settings, engine, channels, scheduler and worker, and runs them.
+"""The composition root: the ONE place that builds papertide's pieces and wires them.
 
-Everything papertide runs is wired here and nowhere else; modules receive what
-they need as arguments.
+Every entry point (the CLI's commands, `serve`, `worker`, the demo, bench/ and the
+tests) opens `open_papertide(settings)` and calls its methods; lower layers receive
+what they need as arguments (a session factory, settings, a callable), never the root.
+What the root opens (the store, HTTP clients, channels) it closes at exit.
 """
 
 from __future__ import annotations
@@ -9,108 +11,214 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 import httpx
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.catalog.sync import SyncReport, sync_catalog
+from bot.chat.commands import CommandDeps
 from bot.config import Settings
+from bot.ingest.http import HttpDeps, RateLimiter, build_client
+from bot.ingest.poll import OnNewMatches, OnProgress, PollResult, run_backfill, run_poll
+from bot.ingest.sources.base import Source
 from bot.outbox.channel import Channel
-from bot.outbox.queue import progress_saver
-from bot.outbox.worker import Worker
-from bot.platforms.console import ConsoleChannel
-from bot.platforms.transport import AiohttpTransport
-from bot.platforms.webhook import WebhookChannel
+from bot.outbox.fanout import enqueue_matches
+from bot.outbox.worker import Worker, deliver_until_idle
+from bot.platforms.registry import PlatformContext, build_channels, build_parts
+from bot.service.chat_deps import command_deps
 from bot.service.leader import Leadership
-from bot.service.scheduler import PollSource, RunDueDigests, build_scheduler
-from bot.store.engine import create_engine, is_sqlite, session_factory
-from bot.store.migrate import upgrade
-from bot.types import Platform
+from bot.service.runner import run_until_stopped, stop_on_signals
+from bot.service.scheduler import build_scheduler
+from bot.store.store import Store, open_store
+from bot.timeutil import utcnow
+from bot.types import Match, Platform
+from digests.links import links_for
+from digests.schedule import enqueue_due_digests
 
 log = logging.getLogger(__name__)
 
-# A long-running piece (web server, Slack Socket Mode, Discord gateway…): runs until stop.
-Service = Callable[["AppContext", asyncio.Event], Awaitable[None]]
-
 
 @dataclass
-class AppContext:
+class Papertide:
+    """One process's papertide: settings, the store, and the operations entry points run.
+
+    Built by `open_papertide`; HTTP clients and channels are created on first use.
+    """
+
     settings: Settings
-    engine: AsyncEngine
-    sessions: async_sessionmaker[AsyncSession]
-    leader: Leadership | None = None  # set by run_service; /healthz reads leader.state()
-    channels: dict[Platform, Channel] = field(default_factory=dict)
-    readers: async_sessionmaker[AsyncSession] | None = None  # read-only (SQLite: deferred)
+    store: Store
+    _stack: AsyncExitStack
+    _sources_http: HttpDeps | None = None
+    _delivery_http: httpx.AsyncClient | None = None
+    _channels: dict[Platform, Channel] | None = None
+    leader: Leadership | None = field(default=None)
 
-    @property
-    def read_sessions(self) -> async_sessionmaker[AsyncSession]:
-        """Sessions for pure reads (public pages): never wait for SQLite's write lock."""
-        return self.readers or self.sessions
+    # --- ingest ---------------------------------------------------------------------------
 
+    def sources_http(self) -> HttpDeps:
+        """The HTTP client and the ONE arXiv limiter every source of this process shares."""
+        if self._sources_http is None:
+            client = build_client(self.settings)
+            self._stack.push_async_callback(client.aclose)
+            limiter = RateLimiter(self.settings.arxiv_delay_seconds)
+            self._sources_http = HttpDeps(client=client, arxiv_limiter=limiter)
+        return self._sources_http
 
-@asynccontextmanager
-async def open_app(settings: Settings, *, migrate: bool = True) -> AsyncIterator[AppContext]:
-    """Open the store (migrating it first) and yield the wired context."""
-    if migrate:
-        await upgrade(settings.database_url)
-    engine = create_engine(settings.database_url)
-    # On SQLite, reads get their own engine that begins DEFERRED (a WAL snapshot);
-    # PostgreSQL's MVCC needs no such split.
-    reader = create_engine(settings.database_url, read_only=True) if is_sqlite(engine) else None
-    try:
-        yield AppContext(
-            settings=settings,
-            engine=engine,
-            sessions=session_factory(engine),
-            readers=session_factory(reader) if reader is not None else None,
+    def fan_out(self) -> OnNewMatches:
+        """Ingest's hook: new matches become outbox rows, in the ingest batch's transaction."""
+        settings = self.settings
+
+        async def fan_out(session: AsyncSession, matches: list[Match]) -> None:
+            await enqueue_matches(session=session, matches=matches, settings=settings, now=utcnow())
+
+        return fan_out
+
+    async def sync_catalog(self) -> SyncReport:
+        """Sync the topic catalog (PAPERTIDE_TOPICS_FILE) into the store; run at every start."""
+        async with self.store.sessions() as session, session.begin():
+            return await sync_catalog(session=session, path=self.settings.topics_file)
+
+    async def poll(
+        self,
+        source_name: str,
+        *,
+        source: Source | None = None,
+        on_progress: OnProgress | None = None,
+    ) -> PollResult:
+        """Poll one source once, fan-out included: the scheduler's job, `poll --once`, the demo."""
+        return await run_poll(
+            settings=self.settings,
+            sessions=self.store.sessions,
+            source_name=source_name,
+            http=self.sources_http(),
+            on_new_matches=self.fan_out(),
+            source=source,
+            on_progress=on_progress,
         )
-    finally:
-        if reader is not None:
-            await reader.dispose()
-        await engine.dispose()
 
-
-def build_channels(
-    settings: Settings,
-    *,
-    http: httpx.AsyncClient,
-    sessions: async_sessionmaker[AsyncSession] | None = None,
-) -> dict[Platform, Channel]:
-    """The delivery channels, registered explicitly by platform; each chat or mail
-    adapter only when its credentials are set (see adapter_status). Adapters are
-    imported here, lazily, so commands that never deliver do not load their SDKs."""
-    channels: dict[Platform, Channel] = {
-        Platform.CONSOLE: ConsoleChannel(settings.console_out),
-        Platform.WEBHOOK: WebhookChannel(http),
-    }
-    on = {name for name, enabled, _ in adapter_status(settings) if enabled}
-    if "slack" in on:
-        from bot.platforms.slack.channel import SlackChannel
-
-        saver = progress_saver(sessions) if sessions is not None else None
-        channels[Platform.SLACK] = SlackChannel.from_settings(settings, save_progress=saver)
-    if "discord" in on:
-        from bot.platforms.discord.channel import DiscordChannel
-
-        saver = progress_saver(sessions) if sessions is not None else None
-        channels[Platform.DISCORD] = DiscordChannel.from_settings(settings, save_progress=saver)
-    if "email" in on:
-        from bot.outbox.bounces import store_bounce_counter
-        from bot.platforms.email.channel import EmailChannel
-
-        counter = store_bounce_counter(sessions) if sessions is not None else None
-        channels[Platform.EMAIL] = EmailChannel.from_settings(
-            settings, count_bounce=counter, connections=2
+    async def backfill(
+        self, weeks: int, source_name: str = "arxiv", *, on_progress: OnProgress | None = None
+    ) -> PollResult:
+        """Fill `weeks` of history for momentum. History is not news: no alerts are sent."""
+        return await run_backfill(
+            settings=self.settings,
+            sessions=self.store.sessions,
+            weeks=weeks,
+            source_name=source_name,
+            http=self.sources_http(),
+            on_progress=on_progress,
         )
-    return channels
+
+    # --- digests ----------------------------------------------------------------------------
+
+    async def enqueue_due_digests(self, now: datetime) -> int:
+        """The scheduler's digest job: everyone whose local weekday and hour has come."""
+        async with self.store.sessions() as session:
+            return await enqueue_due_digests(
+                session=session, now=now, settings=self.settings, links=links_for(self.settings)
+            )
+
+    # --- delivery ---------------------------------------------------------------------------
+
+    def delivery_http(self) -> httpx.AsyncClient:
+        """The HTTP client channels share: httpx's API on aiohttp's cheaper engine."""
+        if self._delivery_http is None:
+            from bot.platforms.transport import AiohttpTransport
+
+            transport = AiohttpTransport(max_connections=max(4, self.settings.worker_concurrency))
+            self._delivery_http = httpx.AsyncClient(
+                transport=transport, timeout=httpx.Timeout(10.0, connect=5.0)
+            )
+            self._stack.push_async_callback(self._delivery_http.aclose)
+        return self._delivery_http
+
+    def command_deps(self) -> CommandDeps:
+        """Everything `/papers` needs besides the store, for Slack and Discord alike."""
+        return command_deps(self.settings)
+
+    def platform_context(self, *, chat: bool = False) -> PlatformContext:
+        return PlatformContext(
+            settings=self.settings,
+            sessions=self.store.sessions,
+            http=self.delivery_http(),
+            command_deps=self.command_deps() if chat else None,
+        )
+
+    def channels(self) -> dict[Platform, Channel]:
+        """One channel per platform that is on (registry order), closed at exit."""
+        if self._channels is None:
+            self._channels = build_channels(self.platform_context())
+            self._stack.push_async_callback(_close_channels, self._channels)
+        return self._channels
+
+    def worker(self, channels: Mapping[Platform, Channel] | None = None) -> Worker:
+        return Worker(
+            sessions=self.store.sessions,
+            channels=channels if channels is not None else self.channels(),
+            settings=self.settings,
+        )
+
+    async def deliver_until_idle(
+        self, channels: Mapping[Platform, Channel] | None = None, *, limit_seconds: float = 60.0
+    ) -> int:
+        """Deliver what is due now, then return (the demo, one-shot runs, tests)."""
+        return await deliver_until_idle(
+            sessions=self.store.sessions,
+            settings=self.settings,
+            channels=channels if channels is not None else self.channels(),
+            limit_seconds=limit_seconds,
+        )
+
+    # --- long-running ----------------------------------------------------------------------
+
+    async def run_worker(self, stop: asyncio.Event | None = None) -> None:
+        """`papertide worker`: deliver outbox rows until SIGTERM/SIGINT (or `stop`)."""
+        stop = stop or asyncio.Event()
+        with stop_on_signals(stop):
+            await run_until_stopped([self.worker().run(stop)], stop)
+
+    async def serve(self, host: str, port: int, stop: asyncio.Event | None = None) -> None:
+        """`papertide serve`: the scheduler (as leader), a worker, the web app and the bots.
+
+        Shutdown: the scheduler stops firing, the worker stops claiming and drains, the
+        web server and bots see `stop` and return, the leader lock is released.
+        """
+        from bot.service.web import serve_web_until
+
+        stop = stop or asyncio.Event()
+        await self.sync_catalog()
+        self.leader = Leadership(self.store.engine)
+        parts = build_parts(self.platform_context(chat=True))
+        scheduler = build_scheduler(
+            settings=self.settings,
+            leader=self.leader,
+            poll_source=self._poll_job,
+            run_due_digests=self.enqueue_due_digests,
+        )
+        pieces: list[Awaitable[None]] = [
+            self.leader.run(stop),
+            self.worker().run(stop),
+            serve_web_until(self, host, port, [r for p in parts for r in p.routes], stop),
+        ]
+        pieces += [service(stop) for p in parts for service in p.services]
+        with stop_on_signals(stop):
+            scheduler.start()
+            try:
+                log.info("service.start", extra={"host": host, "port": port})
+                await run_until_stopped(pieces, stop)
+            finally:
+                scheduler.shutdown(wait=False)
+                log.info("service.stop")
+
+    async def _poll_job(self, source_name: str) -> None:
+        await self.poll(source_name)
 
 
-async def close_channels(channels: Mapping[Platform, Channel]) -> None:
+async def _close_channels(channels: Mapping[Platform, Channel]) -> None:
     """Close what channels hold open (SMTP connections, HTTP clients)."""
     for channel in channels.values():
         closer = getattr(channel, "close", None) or getattr(channel, "aclose", None)
@@ -119,101 +227,12 @@ async def close_channels(channels: Mapping[Platform, Channel]) -> None:
                 await closer()
 
 
-def delivery_http_client(settings: Settings) -> httpx.AsyncClient:
-    """The HTTP client channels share: httpx's API on aiohttp's cheaper engine."""
-    transport = AiohttpTransport(max_connections=max(4, settings.worker_concurrency))
-    return httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(10.0, connect=5.0))
+@asynccontextmanager
+async def open_papertide(settings: Settings, *, migrate: bool = True) -> AsyncIterator[Papertide]:
+    """Open the store (migrating it first) and yield the root; close everything at exit."""
+    async with AsyncExitStack() as stack:
+        store = await stack.enter_async_context(open_store(settings.database_url, migrate=migrate))
+        yield Papertide(settings=settings, store=store, _stack=stack)
 
 
-def adapter_status(settings: Settings) -> list[tuple[str, bool, str]]:
-    """(adapter, on?, the variable that turns it on) for `papertide serve`'s banner."""
-    smtp_set = "smtp_host" in settings.model_fields_set
-    return [
-        ("console", True, "PAPERTIDE_CONSOLE_OUT"),
-        ("webhook", True, "(always on: targets with platform=webhook)"),
-        ("slack", settings.slack_bot_token is not None, "PAPERTIDE_SLACK_BOT_TOKEN"),
-        ("discord", settings.discord_token is not None, "PAPERTIDE_DISCORD_TOKEN"),
-        ("email", smtp_set, "PAPERTIDE_SMTP_HOST"),
-    ]
-
-
-async def _poll_unwired(source: str) -> None:
-    log.warning("scheduler.poll_unwired", extra={"source": source})
-
-
-async def _digests_unwired(now: datetime) -> int:
-    log.warning("scheduler.digests_unwired", extra={"now": now.isoformat()})
-    return 0
-
-
-async def run_service(
-    ctx: AppContext,
-    *,
-    with_scheduler: bool,
-    with_worker: bool,
-    extra_services: Sequence[Service] = (),
-    poll_source: PollSource | None = None,
-    run_due_digests: RunDueDigests | None = None,
-    channels: Mapping[Platform, Channel] | None = None,
-    stop: asyncio.Event | None = None,
-) -> None:
-    """Run the chosen pieces until SIGTERM/SIGINT (or `stop`), then shut down in order.
-
-    Shutdown: the scheduler stops firing, the worker stops claiming and drains, extra
-    services see `stop` and return, the leader lock is released.
-    """
-    settings = ctx.settings
-    stop = stop or asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    scheduler = None
-    try:
-        async with delivery_http_client(settings) as http:
-            ctx.channels = (
-                dict(channels)
-                if channels is not None
-                else build_channels(settings, http=http, sessions=ctx.sessions)
-            )
-            ctx.leader = Leadership(ctx.engine)
-            pieces: list[Awaitable[None]] = []
-            if with_scheduler:
-                pieces.append(ctx.leader.run(stop))
-                scheduler = build_scheduler(
-                    settings=settings,
-                    leader=ctx.leader,
-                    poll_source=poll_source or _poll_unwired,
-                    run_due_digests=run_due_digests or _digests_unwired,
-                )
-                scheduler.start()
-            if with_worker:
-                worker = Worker(sessions=ctx.sessions, channels=ctx.channels, settings=settings)
-                pieces.append(worker.run(stop))
-            pieces.extend(service(ctx, stop) for service in extra_services)
-            log.info("service.start", extra={"scheduler": with_scheduler, "worker": with_worker})
-            await _run_until_stopped(pieces, stop)
-    finally:
-        await close_channels(ctx.channels)
-        if scheduler is not None:
-            scheduler.shutdown(wait=False)
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(sig)
-        log.info("service.stop")
-
-
-async def _run_until_stopped(pieces: Sequence[Awaitable[None]], stop: asyncio.Event) -> None:
-    # Runs until stop; one piece failing stops the others cleanly, then its error propagates.
-    tasks: list[asyncio.Future[Any]] = [asyncio.ensure_future(p) for p in pieces]
-    tasks.append(asyncio.ensure_future(stop.wait()))
-    try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        stop.set()
-        results = await asyncio.gather(*tasks, return_exceptions=True)
-        for result in results:
-            if isinstance(result, Exception):
-                raise result
-    finally:
-        for task in tasks:
-            task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.gather(*tasks, return_exceptions=True)
+__all__ = ["Papertide", "open_papertide"]

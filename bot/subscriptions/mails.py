@@ -1,12 +1,11 @@
-"""The two mails the subscription flow sends, as email payloads (bot/payloads.py shape).
+"""The two mails the subscription flow sends, as email payloads (bot.outbox.payloads).
 
 Pure: returns data; the outbox and the email channel do the sending.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from bot.outbox.payloads import EmailPayload
 from bot.templating import render
 
 
@@ -17,19 +16,19 @@ def _one_line(text: str) -> str:
 
 def confirm_mail(
     *, to: str, confirm_url: str, topic_name: str | None, ttl_hours: int
-) -> dict[str, Any]:
+) -> EmailPayload:
     """The double opt-in mail: one link that confirms the address."""
     context = {"confirm_url": confirm_url, "topic_name": topic_name, "ttl_hours": ttl_hours}
     return {
         "to": to,
         "subject": _one_line("Confirm your papertide digest"),
-        "text": render("web/mail/confirm.txt", **context),
-        "html": render("web/mail/confirm.html", **context),
+        "text": render("email/confirm.txt", **context),
+        "html": render("email/confirm.html", **context),
         "headers": {"Auto-Submitted": "auto-generated"},
     }
 
 
-def already_mail(*, to: str, manage_url: str, topic_name: str | None) -> dict[str, Any]:
+def already_mail(*, to: str, manage_url: str, topic_name: str | None) -> EmailPayload:
     """Sent instead of a confirmation when the address is already confirmed.
 
     The web page says the same thing either way, so nobody learns from the page
@@ -39,7 +38,7 @@ def already_mail(*, to: str, manage_url: str, topic_name: str | None) -> dict[st
     return {
         "to": to,
         "subject": _one_line("You already receive the papertide digest"),
-        "text": render("web/mail/already.txt", **context),
-        "html": render("web/mail/already.html", **context),
+        "text": render("email/already.txt", **context),
+        "html": render("email/already.html", **context),
         "headers": {"Auto-Submitted": "auto-generated"},
     }

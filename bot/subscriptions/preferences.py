@@ -1,7 +1,6 @@
-"""Digest preferences of an email recipient: topics, schedule, alerts.
+"""Digest preferences of an email recipient: topics, schedule, alerts (the manage page).
 
 Keyword-only functions taking an explicit `session`; they flush, the caller commits.
-Shared by the subscription flow (bot/subscribe.py) and the manage page.
 """
 
 from __future__ import annotations
@@ -11,70 +10,21 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import delete
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
+from bot.catalog.lookup import TopicNotFound
 from bot.errors import PapertideError
-from bot.store.models import Alert, Person, Subscription, Target, Topic
-from bot.subscriptions.follows import get_or_create_target
-from bot.types import Platform, TargetKind
+from bot.store.models import Person, Topic
+from bot.subscriptions import people
+from bot.subscriptions.alerts import list_alerts, set_active_alerts
+from bot.subscriptions.follows import followed_slugs, set_follows
 
 log = logging.getLogger(__name__)
 
 
-class UnknownTopicError(PapertideError):
-    """A topic slug names no active topic."""
-
-
 class PreferenceError(PapertideError):
     """A digest preference (weekday, hour, time zone) is out of range."""
-
-
-async def find_topic(*, session: AsyncSession, slug: str) -> Topic:
-    """The active topic `slug`, or UnknownTopicError."""
-    topic = (
-        await session.execute(
-            select(Topic).where(col(Topic.slug) == slug, col(Topic.active).is_(True))
-        )
-    ).scalar_one_or_none()
-    if topic is None:
-        raise UnknownTopicError(f"There is no topic called {slug!r}.")
-    return topic
-
-
-async def email_target(*, session: AsyncSession, person: Person) -> Target:
-    """The person's mailbox target, created on first use (one insert-ignore, no race)."""
-    assert person.id is not None
-    assert person.email is not None
-    target = await get_or_create_target(
-        session=session,
-        platform=Platform.EMAIL,
-        workspace="",
-        address=person.email,
-        kind=TargetKind.EMAIL,
-    )
-    if target.person_id is None:
-        target.person_id = person.id
-        await session.flush()
-    return target
-
-
-async def subscribe_target(*, session: AsyncSession, target: Target, topic: Topic) -> None:
-    exists = await session.execute(
-        select(col(Subscription.id)).where(
-            col(Subscription.target_id) == target.id, col(Subscription.topic_id) == topic.id
-        )
-    )
-    if exists.scalar_one_or_none() is None:
-        assert target.id is not None
-        assert topic.id is not None
-        try:
-            async with session.begin_nested():
-                session.add(Subscription(target_id=target.id, topic_id=topic.id))
-        except IntegrityError:
-            pass  # a concurrent request added the same subscription
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,25 +41,15 @@ class Preferences:
 
 async def load_preferences(*, session: AsyncSession, person: Person) -> Preferences:
     """The person's digest preferences, topics and alerts."""
-    target = await email_target(session=session, person=person)
-    slugs = await session.execute(
-        select(col(Topic.slug))
-        .join(Subscription, col(Subscription.topic_id) == col(Topic.id))
-        .where(col(Subscription.target_id) == target.id)
-        .order_by(col(Topic.slug))
-    )
-    alerts = await session.execute(
-        select(col(Alert.id), col(Alert.query), col(Alert.active))
-        .where(col(Alert.target_id) == target.id)
-        .order_by(col(Alert.id))
-    )
+    target = await people.mailbox_of(session=session, person=person)
+    alerts = await list_alerts(session=session, target=target, include_inactive=True)
     return Preferences(
-        topics=tuple(slugs.scalars()),
+        topics=await followed_slugs(session=session, target=target),
         weekday=person.digest_weekday,
         hour=person.digest_hour,
         timezone=person.timezone,
         send_quiet_week=person.send_quiet_week,
-        alerts=tuple((int(i or 0), str(q), bool(a)) for i, q, a in alerts.all()),
+        alerts=tuple((int(a.id or 0), a.query, bool(a.active)) for a in alerts),
     )
 
 
@@ -139,33 +79,27 @@ async def update_preferences(
     """Replace the person's topics and schedule; `active_alert_ids` switches alerts."""
     check_schedule(weekday=weekday, hour=hour, timezone=timezone)
     wanted = set(topics)
-    rows = (
-        await session.execute(
-            select(Topic).where(col(Topic.slug).in_(wanted), col(Topic.active).is_(True))
-        )
-    ).scalars()
-    found = {t.slug: t for t in rows}
-    if missing := sorted(wanted - found.keys()):
-        raise UnknownTopicError(f"There is no topic called {missing[0]!r}.")
-    target = await email_target(session=session, person=person)
-    await session.execute(
-        delete(Subscription).where(
-            col(Subscription.target_id) == target.id,
-            col(Subscription.topic_id).not_in([t.id for t in found.values()]),
-        )
-    )
-    for topic in found.values():
-        await subscribe_target(session=session, target=target, topic=topic)
-    if active_alert_ids is not None:
-        alerts = (
-            await session.execute(select(Alert).where(col(Alert.target_id) == target.id))
+    found = {
+        t.slug: t
+        for t in (
+            await session.execute(
+                select(Topic).where(col(Topic.slug).in_(wanted), col(Topic.active).is_(True))
+            )
         ).scalars()
-        for alert in alerts:
-            alert.active = alert.id in active_alert_ids
-            session.add(alert)
-    person.digest_weekday, person.digest_hour = weekday, hour
-    person.timezone, person.send_quiet_week = timezone, send_quiet_week
-    session.add(person)
-    await session.flush()
+    }
+    if missing := sorted(wanted - found.keys()):
+        raise TopicNotFound(missing[0], [])
+    target = await people.mailbox_of(session=session, person=person)
+    await set_follows(session=session, target=target, topics=list(found.values()))
+    if active_alert_ids is not None:
+        await set_active_alerts(session=session, target=target, active_ids=active_alert_ids)
+    await people.set_schedule(
+        session=session,
+        person=person,
+        weekday=weekday,
+        hour=hour,
+        timezone=timezone,
+        send_quiet_week=send_quiet_week,
+    )
     log.info("subscribe.preferences", extra={"person_id": person.id, "topics": len(found)})
     return await load_preferences(session=session, person=person)

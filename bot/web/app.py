@@ -1,8 +1,9 @@
 """The web app: public topic pages, the email subscription pages, health and metrics.
 
-`build_web_app` assembles handlers from bot/webviews/ around one middleware that turns
+`build_web_app` assembles the handlers of this package around one middleware that turns
 every failure into a page (never a stack trace) and one signal that puts the security
-headers on every response. The chat adapters plug their routes in via `extra_routes`.
+headers on every response. The composition root plugs chat apps' routes in via
+`extra_routes`. Paths are spelled once, in bot.subscriptions.urls.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from datetime import datetime
 from aiohttp import web
 from prometheus_client import Counter, Histogram
 
+from bot.config import Settings
 from bot.errors import PapertideError
-from bot.service.root import AppContext
+from bot.store.store import Store
+from bot.subscriptions import urls
 from bot.subscriptions.tokens import TokenError
-from bot.templating import templates_dir
+from bot.templating import read_static
 from bot.timeutil import utcnow
 from bot.web import email_pages, ops, topics
 from bot.web.common import (
@@ -39,7 +42,7 @@ REQUESTS = Counter(
 )
 LATENCY = Histogram("papertide_web_request_seconds", "HTTP request latency", ["route"])
 MAX_BODY = 64 * 1024
-_LINK_PART = "{token}"  # any text: a malformed token is a 400 page, not a 404
+# A token is any text (a malformed one is a 400 page, not a 404); slugs are bounded.
 _SLUG = "{slug:[A-Za-z0-9_-]{1,128}}"
 
 
@@ -95,8 +98,9 @@ def _default_leader_state() -> str:
 
 
 def build_web_app(
-    ctx: AppContext,
     *,
+    settings: Settings,
+    store: Store,
     momentum: Momentum | None = None,
     extra_routes: Iterable[Callable[[web.Application], None]] = (),
     leader_state: LeaderState | None = None,
@@ -110,14 +114,16 @@ def build_web_app(
     feeds for `page_cache_seconds` (0 turns that off)."""
     app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY)
     app[DEPS] = WebDeps(
-        ctx=ctx,
+        settings=settings,
+        store=store,
+        urls=urls.PublicUrls(settings.public_url),
         clock=clock,
         momentum=MomentumCache(momentum, ttl=momentum_ttl),
         leader_state=leader_state or _default_leader_state,
         pages=PageCache(page_cache_seconds),
     )
     app.on_response_prepare.append(_security_headers)
-    css = (templates_dir() / "web" / "site.css").read_text(encoding="utf-8")
+    css = read_static("web/site.css")
 
     async def site_css(_request: web.Request) -> web.Response:
         response = web.Response(text=css, content_type="text/css")
@@ -125,24 +131,25 @@ def build_web_app(
         return response
 
     async def home(_request: web.Request) -> web.Response:
-        raise web.HTTPFound("/topics")
+        raise web.HTTPFound(urls.TOPICS)
 
     r = app.router
     r.add_get("/", home)
-    r.add_get("/static/site.css", site_css)
-    r.add_get("/topics", topics.show_topics)
-    r.add_get(f"/topics/{_SLUG}.atom", topics.show_feed)
-    r.add_get(f"/topics/{_SLUG}", topics.show_topic)
-    r.add_get("/subscribe", email_pages.show_subscribe)
-    r.add_post("/subscribe", email_pages.post_subscribe)
-    r.add_get("/subscribe/sent", email_pages.show_sent)
-    r.add_get(f"/confirm/{_LINK_PART}", email_pages.get_confirm)
-    r.add_get(f"/unsubscribe/{_LINK_PART}", email_pages.get_unsubscribe)
-    r.add_post(f"/unsubscribe/{_LINK_PART}", email_pages.post_unsubscribe)
-    r.add_get(f"/manage/{_LINK_PART}", email_pages.get_manage)
-    r.add_post(f"/manage/{_LINK_PART}", email_pages.post_manage)
-    r.add_get("/healthz", ops.get_healthz)
-    r.add_get("/metrics", ops.get_metrics)
+    topic, feed = urls.TOPIC.format(slug=_SLUG), urls.TOPIC_FEED.format(slug=_SLUG)
+    r.add_get(urls.STATIC_CSS, site_css)
+    r.add_get(urls.TOPICS, topics.show_topics)
+    r.add_get(feed, topics.show_feed)
+    r.add_get(topic, topics.show_topic)
+    r.add_get(urls.SUBSCRIBE, email_pages.show_subscribe)
+    r.add_post(urls.SUBSCRIBE, email_pages.post_subscribe)
+    r.add_get(urls.SUBSCRIBE_SENT, email_pages.show_sent)
+    r.add_get(urls.CONFIRM, email_pages.get_confirm)
+    r.add_get(urls.UNSUBSCRIBE, email_pages.get_unsubscribe)
+    r.add_post(urls.UNSUBSCRIBE, email_pages.post_unsubscribe)
+    r.add_get(urls.MANAGE, email_pages.get_manage)
+    r.add_post(urls.MANAGE, email_pages.post_manage)
+    r.add_get(urls.HEALTHZ, ops.get_healthz)
+    r.add_get(urls.METRICS, ops.get_metrics)
     for install in extra_routes:
         install(app)
     return app

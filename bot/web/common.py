@@ -12,7 +12,9 @@ from typing import Any
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.service.root import AppContext
+from bot.config import Settings
+from bot.store.store import Store
+from bot.subscriptions.urls import PublicUrls
 from bot.templating import render
 
 # (session, slug, now) -> {count_4w, count_prev_4w, change_pct, share_pct, spiking,
@@ -84,7 +86,9 @@ class PageCache:
 class WebDeps:
     """What the handlers need, wired once by `build_web_app`."""
 
-    ctx: AppContext
+    settings: Settings
+    store: Store
+    urls: PublicUrls
     clock: Callable[[], datetime]
     momentum: MomentumCache
     leader_state: LeaderState

@@ -1,6 +1,6 @@
 """The subscription pages: follow by email, confirm, unsubscribe, manage.
 
-Handlers are thin: read the form, call one function of bot.subscribe in one
+Handlers are thin: read the form, call one function of bot.subscriptions in one
 transaction, render a page. Token problems raise TokenError, which the error
 middleware turns into a 400 page that says what to do.
 """
@@ -11,22 +11,21 @@ from zoneinfo import available_timezones
 
 from aiohttp import web
 
+from bot.catalog.lookup import TopicNotFound, topic_summaries
 from bot.config import Settings
+from bot.subscriptions.addresses import AddressError
 from bot.subscriptions.optin import (
-    AddressError,
     confirm,
     delete_person,
-    link,
     load_owner,
     request_subscription,
     resume,
     unsubscribe,
-    update_preferences,
 )
-from bot.subscriptions.preferences import PreferenceError, UnknownTopicError, load_preferences
+from bot.subscriptions.preferences import PreferenceError, load_preferences, update_preferences
 from bot.subscriptions.tokens import check_form_token, make_form_token, make_token, read_token
+from bot.subscriptions.urls import SUBSCRIBE_SENT, manage_path
 from bot.web.common import deps, error_page, page
-from bot.web.topic_data import list_topics
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 TIMEZONES = tuple(sorted(available_timezones()))
@@ -39,19 +38,19 @@ async def post_subscribe(request: web.Request) -> web.Response:
     form = await request.post()
     email, slug = str(form.get("email", "")), str(form.get("topic", "")) or None
     try:
-        async with d.ctx.sessions() as session, session.begin():
+        async with d.store.sessions() as session, session.begin():
             await request_subscription(
                 session=session,
                 email=email,
-                settings=d.ctx.settings,
+                settings=d.settings,
                 now=d.clock(),
                 topic_slug=slug,
             )
-    except (AddressError, UnknownTopicError) as exc:
+    except (AddressError, TopicNotFound) as exc:
         return page(
             "subscribe.html", status=400, private=True, error=str(exc), email=email, topic=slug
         )
-    raise web.HTTPSeeOther("/subscribe/sent")
+    raise web.HTTPSeeOther(SUBSCRIBE_SENT)
 
 
 async def show_subscribe(request: web.Request) -> web.Response:
@@ -69,18 +68,16 @@ async def get_confirm(request: web.Request) -> web.Response:
     """GET /confirm/{token}: confirm the address (idempotent)."""
     d = deps(request)
     token = request.match_info["token"]
-    async with d.ctx.sessions() as session, session.begin():
-        person = await confirm(session=session, token=token, settings=d.ctx.settings, now=d.clock())
+    async with d.store.sessions() as session, session.begin():
+        person = await confirm(session=session, token=token, settings=d.settings, now=d.clock())
         assert person.id is not None
         assert person.email is not None
-        manage = make_token(
-            d.ctx.settings, person_id=person.id, email=person.email, purpose="manage"
-        )
+        manage = make_token(d.settings, person_id=person.id, email=person.email, purpose="manage")
     return page(
         "confirmed.html",
         private=True,
         email=person.email,
-        manage_url=link(d.ctx.settings, f"/manage/{manage}"),
+        manage_url=d.urls.manage(manage),
     )
 
 
@@ -88,7 +85,7 @@ async def get_unsubscribe(request: web.Request) -> web.Response:
     """GET /unsubscribe/{token}: one button; following the link changes nothing."""
     d = deps(request)
     token = request.match_info["token"]
-    data = read_token(d.ctx.settings, token, purpose="unsubscribe", now=d.clock())
+    data = read_token(d.settings, token, purpose="unsubscribe", now=d.clock())
     return page("unsubscribe.html", private=True, email=data.email, token=token)
 
 
@@ -97,16 +94,14 @@ async def post_unsubscribe(request: web.Request) -> web.Response:
     d = deps(request)
     token = request.match_info["token"]
     await request.read()  # "List-Unsubscribe=One-Click" or the button's form: same effect
-    async with d.ctx.sessions() as session, session.begin():
-        person = await unsubscribe(
-            session=session, token=token, settings=d.ctx.settings, now=d.clock()
-        )
+    async with d.store.sessions() as session, session.begin():
+        person = await unsubscribe(session=session, token=token, settings=d.settings, now=d.clock())
         manage_url = None
         if person is not None and person.id is not None and person.email is not None:
             manage = make_token(
-                d.ctx.settings, person_id=person.id, email=person.email, purpose="manage"
+                d.settings, person_id=person.id, email=person.email, purpose="manage"
             )
-            manage_url = link(d.ctx.settings, f"/manage/{manage}")
+            manage_url = d.urls.manage(manage)
     return page("unsubscribed.html", private=True, manage_url=manage_url)
 
 
@@ -118,11 +113,11 @@ async def _manage_page(
     request: web.Request, token: str, *, status: int = 200, error: str | None = None
 ) -> web.Response:
     d = deps(request)
-    data = read_token(d.ctx.settings, token, purpose="manage", now=d.clock())
-    async with d.ctx.sessions() as session:
+    data = read_token(d.settings, token, purpose="manage", now=d.clock())
+    async with d.store.sessions() as session:
         person = await load_owner(session=session, data=data)
         prefs = await load_preferences(session=session, person=person)
-        topics = await list_topics(session=session)
+        topics = await topic_summaries(session=session)
     return page(
         "manage.html",
         status=status,
@@ -135,7 +130,7 @@ async def _manage_page(
         weekdays=WEEKDAYS,
         timezones=TIMEZONES,
         token=token,
-        csrf=_form_tokens(d.ctx.settings, token),
+        csrf=_form_tokens(d.settings, token),
     )
 
 
@@ -155,11 +150,11 @@ async def post_manage(request: web.Request) -> web.Response:
     """POST /manage/{token}: one of the page's three forms, each with its CSRF token."""
     d = deps(request)
     token = request.match_info["token"]
-    data = read_token(d.ctx.settings, token, purpose="manage", now=d.clock())
+    data = read_token(d.settings, token, purpose="manage", now=d.clock())
     form = await request.post()
     action = str(form.get("action", ""))
     if action not in MANAGE_FORMS or not check_form_token(
-        d.ctx.settings, bound_to=token, form=action, value=str(form.get("csrf", ""))
+        d.settings, bound_to=token, form=action, value=str(form.get("csrf", ""))
     ):
         return error_page(
             403,
@@ -171,7 +166,7 @@ async def post_manage(request: web.Request) -> web.Response:
             request, token, status=400, error="Tick the box to confirm you want to leave for good."
         )
     try:
-        async with d.ctx.sessions() as session, session.begin():
+        async with d.store.sessions() as session, session.begin():
             person = await load_owner(session=session, data=data)
             if action == "delete":
                 assert person.id is not None
@@ -189,8 +184,8 @@ async def post_manage(request: web.Request) -> web.Response:
                     send_quiet_week=form.get("quiet_week") == "yes",
                     active_alert_ids={_int(v, "alert") for v in form.getall("alert", [])},
                 )
-    except (PreferenceError, UnknownTopicError) as exc:
+    except (PreferenceError, TopicNotFound) as exc:
         return await _manage_page(request, token, status=400, error=str(exc))
     if action == "delete":
         return page("left.html", private=True)
-    raise web.HTTPSeeOther(f"/manage/{token}?saved=1")
+    raise web.HTTPSeeOther(manage_path(token) + "?saved=1")

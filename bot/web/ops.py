@@ -19,7 +19,7 @@ async def get_healthz(request: web.Request) -> web.Response:
     d = deps(request)
     database = "ok"
     try:
-        async with d.ctx.engine.connect() as conn:
+        async with d.store.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
     except Exception as exc:  # any driver error means "not healthy", never a 500
         log.warning("web.healthz_db_failed", extra={"error": str(exc)})

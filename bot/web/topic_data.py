@@ -5,12 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
-from bot.outbox.payloads import abs_url
 from bot.store.models import Paper, PaperTopic, Topic
+from bot.store.records import paper_url
 
 PAGE_SIZE = 30
 SHOWN_AUTHORS = 3
@@ -33,40 +32,6 @@ class PaperView:
     affiliations_shown: tuple[str, ...]
     affiliations_more: int
     tags: tuple[tuple[str, str], ...]  # (slug, name) of the paper's topics
-
-
-@dataclass(frozen=True, slots=True)
-class TopicSummary:
-    slug: str
-    name: str
-    description: str
-    papers: int
-
-
-async def list_topics(*, session: AsyncSession) -> list[TopicSummary]:
-    """Active topics with their paper counts, by name."""
-    counts = (
-        select(col(PaperTopic.topic_id), func.count().label("n"))
-        .group_by(col(PaperTopic.topic_id))
-        .subquery()
-    )
-    rows = await session.execute(
-        select(Topic.slug, Topic.name, Topic.description, func.coalesce(counts.c.n, 0))
-        .outerjoin(counts, counts.c.topic_id == Topic.id)
-        .where(col(Topic.active).is_(True))
-        .order_by(col(Topic.name))
-    )
-    return [TopicSummary(s, n, d, int(c)) for s, n, d, c in rows.all()]
-
-
-async def find_active_topic(*, session: AsyncSession, slug: str) -> Topic | None:
-    stmt = select(Topic).where(col(Topic.slug) == slug, col(Topic.active).is_(True))
-    return (await session.execute(stmt)).scalar_one_or_none()
-
-
-async def count_papers(*, session: AsyncSession, topic_id: int) -> int:
-    stmt = select(func.count()).where(col(PaperTopic.topic_id) == topic_id)
-    return int((await session.execute(stmt)).scalar_one())
 
 
 async def latest_papers(
@@ -103,11 +68,10 @@ def to_view(paper: Paper, tags: tuple[tuple[str, str], ...]) -> PaperView:
         for aff in author.get("affiliations", []):
             if aff and aff not in affiliations:
                 affiliations.append(str(aff))
-    is_arxiv = ":" not in paper.id
     return PaperView(
         id=paper.id,
         title=paper.title,
-        url=paper.links.get("abs") or (abs_url(paper.id) if is_arxiv else ""),
+        url=paper_url(paper.id, paper.links),
         published=paper.published,
         updated=paper.updated,
         category=paper.primary_category or (paper.categories[0] if paper.categories else ""),

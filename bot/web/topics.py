@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 from aiohttp import web
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.subscriptions.optin import link
+from bot.catalog.lookup import TopicNotFound, count_papers, find_topic, topic_summaries
+from bot.store.models import Topic
 from bot.web.atom import build_feed
 from bot.web.common import deps, error_page, page
-from bot.web.topic_data import (
-    PAGE_SIZE,
-    chart_bars,
-    count_papers,
-    find_active_topic,
-    latest_papers,
-    list_topics,
-    week_labels,
-)
+from bot.web.topic_data import PAGE_SIZE, chart_bars, latest_papers, week_labels
 
 MAX_PAGE = 1000
+
+
+async def _topic(session: AsyncSession, slug: str) -> Topic | None:
+    try:
+        return await find_topic(session=session, text=slug)
+    except TopicNotFound:
+        return None
 
 
 def _not_found(slug: str) -> web.Response:
@@ -29,9 +30,9 @@ def _not_found(slug: str) -> web.Response:
 async def show_topics(request: web.Request) -> web.Response:
     """GET /topics: every active topic with its paper count."""
     d = deps(request)
-    async with d.ctx.read_sessions() as session:
-        topics = await list_topics(session=session)
-    return page("topics.html", topics=topics, public_url=d.ctx.settings.public_url)
+    async with d.store.read_sessions() as session:
+        topics = await topic_summaries(session=session)
+    return page("topics.html", topics=topics, public_url=d.settings.public_url)
 
 
 async def show_topic(request: web.Request) -> web.Response:
@@ -45,8 +46,8 @@ async def show_topic(request: web.Request) -> web.Response:
     except ValueError:
         page_no = 1
     now = d.clock()
-    async with d.ctx.read_sessions() as session:
-        topic = await find_active_topic(session=session, slug=slug)
+    async with d.store.read_sessions() as session:
+        topic = await _topic(session, slug)
         if topic is None or topic.id is None:
             return _not_found(slug)
         total = await count_papers(session=session, topic_id=topic.id)
@@ -54,7 +55,7 @@ async def show_topic(request: web.Request) -> web.Response:
             session=session, topic_id=topic.id, offset=(page_no - 1) * PAGE_SIZE
         )
     # Its own session, after the page's reads: a slow aggregate never holds the store.
-    momentum = await d.momentum.get(d.ctx.read_sessions, slug, now)
+    momentum = await d.momentum.get(d.store.read_sessions, slug, now)
     weekly = [int(n) for n in (momentum or {}).get("weekly", [])]
     first_week, last_week = week_labels(len(weekly) or 12, now)
     response = page(
@@ -68,8 +69,8 @@ async def show_topic(request: web.Request) -> web.Response:
         last_week=last_week,
         page_no=page_no,
         has_next=page_no * PAGE_SIZE < total,
-        page_url=link(d.ctx.settings, f"/topics/{slug}"),
-        feed_url=link(d.ctx.settings, f"/topics/{slug}.atom"),
+        page_url=d.urls.topic(topic.slug),
+        feed_url=d.urls.topic_feed(topic.slug),
     )
     return d.pages.put(request.path_qs, response)
 
@@ -80,15 +81,15 @@ async def show_feed(request: web.Request) -> web.Response:
     if (cached := d.pages.get(request.path_qs)) is not None:
         return cached
     slug = request.match_info["slug"]
-    async with d.ctx.read_sessions() as session:
-        topic = await find_active_topic(session=session, slug=slug)
+    async with d.store.read_sessions() as session:
+        topic = await _topic(session, slug)
         if topic is None or topic.id is None:
             return _not_found(slug)
         papers = await latest_papers(session=session, topic_id=topic.id)
     body = build_feed(
         title=f"papertide: {topic.name}",
-        feed_url=link(d.ctx.settings, f"/topics/{slug}.atom"),
-        page_url=link(d.ctx.settings, f"/topics/{slug}"),
+        feed_url=d.urls.topic_feed(topic.slug),
+        page_url=d.urls.topic(topic.slug),
         papers=papers,
         updated=topic.updated_at,
     )

@@ -8,8 +8,8 @@ from sqlalchemy import func, select
 from sqlmodel import col
 
 from bot.config import Settings
-from bot.ingest.poll import prepare_store, run_poll
-from bot.service.root import open_app
+from bot.ingest.poll import run_poll
+from bot.service.root import Papertide, open_papertide
 from bot.store.models import OutboxRow, PaperTopic, Topic
 
 ONE = """
@@ -31,8 +31,8 @@ query = 'all:("chain-of-thought" OR "test-time compute" OR reasoning)'
 )
 
 
-async def _links(ctx, slug: str) -> int:  # type: ignore[no-untyped-def]
-    async with ctx.sessions() as session:
+async def _links(root: Papertide, slug: str) -> int:
+    async with root.store.sessions() as session:
         stmt = (
             select(func.count())
             .select_from(PaperTopic)
@@ -48,24 +48,25 @@ async def test_new_and_redefined_topics_are_filed_over_stored_papers(
     catalog = tmp_path / "topics.toml"
     catalog.write_text(ONE)
     settings = settings.model_copy(update={"topics_file": catalog})
-    async with open_app(settings, migrate=False) as ctx:
-        await prepare_store(ctx)
-        await run_poll(settings=settings, sessions=ctx.sessions, source_name="sample")
-        rl_before = await _links(ctx, "rl-for-llm-agents")
+    async with open_papertide(settings, migrate=False) as root:
+        await root.sync_catalog()
+        # Without fan-out, so the last assertion shows what filing itself sends.
+        await run_poll(settings=settings, sessions=root.store.sessions, source_name="sample")
+        rl_before = await _links(root, "rl-for-llm-agents")
         assert rl_before > 0
 
         catalog.write_text(TWO)  # a topic added after the papers arrived
-        report = await prepare_store(ctx)
+        report = await root.sync_catalog()
         assert report.refile == ("llm-reasoning",)
-        assert await _links(ctx, "llm-reasoning") > 0
-        assert await _links(ctx, "rl-for-llm-agents") == rl_before  # untouched
+        assert await _links(root, "llm-reasoning") > 0
+        assert await _links(root, "rl-for-llm-agents") == rl_before  # untouched
 
         narrower = TWO.replace('["cs.LG", "cs.CL", "cs.AI", "cs.MA"]', '["cs.MA"]', 1)
         catalog.write_text(narrower)  # a redefined topic is filed again from scratch
-        report = await prepare_store(ctx)
+        report = await root.sync_catalog()
         assert report.refile == ("rl-for-llm-agents",)
-        assert 0 < await _links(ctx, "rl-for-llm-agents") < rl_before
+        assert 0 < await _links(root, "rl-for-llm-agents") < rl_before
 
-        async with ctx.sessions() as session:
+        async with root.store.sessions() as session:
             queued = (await session.execute(select(func.count()).select_from(OutboxRow))).scalar()
         assert queued == 0  # filing history never sends alerts

@@ -12,9 +12,9 @@ from sqlmodel import col
 
 from bot.chat.commands import run_command
 from bot.store.models import Alert, Person, Subscription, Target
-from bot.subscriptions.follows import DigestRequest, store_digest_request
+from bot.subscriptions.chat_digest import DigestRequest
 from tests.conftest import count_rows
-from tests.support.chat import add_topics, make_ctx, make_deps
+from tests.support.chat import add_topics, make_ctx, make_deps, stand_in_request_digest
 
 NOW = datetime(2026, 7, 1, 12, tzinfo=UTC)
 
@@ -197,7 +197,7 @@ async def test_digest_request_calls_the_injected_hook_once_per_person(
 
     async def hook(session: AsyncSession, email: str) -> DigestRequest:
         seen.append(email)
-        done = await store_digest_request(session, email)
+        done = await stand_in_request_digest(session, email)
         return DigestRequest(done.person_id, "Check your inbox to confirm.")
 
     async with sessions() as session:

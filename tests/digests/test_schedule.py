@@ -13,7 +13,7 @@ from bot.catalog.momentum import digest_as_of
 from bot.catalog.stats import load_momentum, load_totals
 from bot.cli import app as cli_app
 from bot.config import Settings
-from bot.outbox.bounces import record_hard_bounce
+from bot.outbox.targets import record_hard_bounce
 from bot.store.models import (
     Alert,
     AlertMatch,

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bot.catalog.topics import TopicSpec, load_topics, sync_topics
+from bot.catalog.file import TopicSpec, load_topics
+from bot.catalog.sync import sync_topics
 from bot.cli import app
 from bot.config import DEFAULT_TOPICS_FILE
 from bot.errors import TopicsFileError

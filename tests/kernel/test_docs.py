@@ -24,7 +24,7 @@ def test_env_example_lists_every_setting() -> None:
 
 
 def test_example_topics_file_in_deploy_loads() -> None:
-    from bot.catalog.topics import load_topics
+    from bot.catalog.file import load_topics
 
     topics = load_topics(ROOT / "deploy" / "topics.toml")
     assert {t.slug for t in topics} >= {"rl-for-llm-agents", "our-lab"}

@@ -123,19 +123,19 @@ async def test_sqlite_readers_read_a_snapshot_while_a_writer_holds_the_lock(
     from sqlalchemy import func
     from sqlalchemy.exc import OperationalError
 
-    from bot.service.root import open_app
     from bot.store.models import Topic
+    from bot.store.store import open_store
 
-    async with open_app(Settings(database_url=sqlite_url), migrate=False) as ctx:
-        assert ctx.readers is not None
-        async with ctx.sessions() as writer, writer.begin():
+    async with open_store(sqlite_url, migrate=False) as store:
+        assert store.read_sessions is not store.sessions
+        async with store.sessions() as writer, writer.begin():
             writer.add(Topic(slug="x", name="X"))
             await writer.flush()  # BEGIN IMMEDIATE: this session holds the write lock
             # A reader needing that lock would wait out the busy timeout and fail here.
-            async with ctx.read_sessions() as reader:
+            async with store.read_sessions() as reader:
                 seen = (await reader.execute(select(func.count()).select_from(Topic))).scalar()
             assert seen == 0  # the snapshot from before the writer's uncommitted row
-        async with ctx.read_sessions() as reader:
+        async with store.read_sessions() as reader:
             reader.add(Topic(slug="y", name="Y"))
             with pytest.raises(OperationalError, match=r"readonly|read-only|query_only"):
                 await reader.commit()

@@ -8,14 +8,16 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.errors import QueryError
-from bot.matching import engine as matching
+from bot.matching import trial as matching
 from bot.store.engine import create_engine, session_factory
 from bot.store.models import Alert, Paper, Target, Topic
+from bot.store.records import PAPER, record_from_row
 from bot.timeutil import utcnow
 from bot.types import MatchKind
 
@@ -57,7 +59,7 @@ async def test_test_query_counts_the_window_and_shows_the_newest(sessions) -> No
         trial = await matching.test_query(session=session, expr="ti:grpo", now=NOW, limit=2)
     assert trial.query == "ti:grpo"
     assert (trial.count, trial.scanned, trial.weeks) == (3, 4, 4)
-    assert [hit.paper.id for hit in trial.hits] == ["2606.00001", "2606.00002"]
+    assert [hit.paper["id"] for hit in trial.hits] == ["2606.00001", "2606.00002"]
     assert trial.hits[0].terms == ("grpo",)
 
     async with sessions() as session:
@@ -67,7 +69,7 @@ async def test_test_query_counts_the_window_and_shows_the_newest(sessions) -> No
         )
         rl = await matching.test_query(session=session, expr="RL", now=NOW)
     assert wider.count == 4
-    assert [hit.paper.id for hit in narrow.hits] == ["2606.00001"]
+    assert [hit.paper["id"] for hit in narrow.hits] == ["2606.00001"]
     assert rl.count == 0  # URL is not RL
 
 
@@ -99,9 +101,8 @@ async def test_load_engine_reads_topics_and_active_alerts(sessions) -> None:  # 
         await session.commit()
     async with sessions() as session:
         engine = await matching.load_engine(session=session)
-        paper = await session.get(Paper, "2606.00001")
-    assert paper is not None
-    record = matching.record_from_paper(paper)
+        row = (await session.execute(select(PAPER).where(PAPER.c.id == "2606.00001"))).mappings()
+        record = record_from_row(row.one())
     assert record.authors[0].name == "Yi Wu"
     assert record.authors[0].affiliations == ("Tsinghua",)
     assert record.published == NOW - timedelta(days=1)

@@ -8,18 +8,18 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from bot.outbox.admin import count_by_status, list_messages, retry_dead
 from bot.outbox.channel import Delivered, Failed, Retry
 from bot.outbox.queue import (
-    backoff_seconds,
     claim_batch,
     enqueue,
     message_key,
     release,
     renew_leases,
     requeue_expired,
-    settle,
+    retry_dead,
 )
+from bot.outbox.reads import count_by_status, list_messages
+from bot.outbox.settle import backoff_seconds, settle
 from bot.store.models import OutboxRow, Target
 from bot.timeutil import utcnow
 from bot.types import MessageKind

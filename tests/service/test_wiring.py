@@ -6,11 +6,12 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
-from bot.catalog.topics import load_topics, sync_topics
+from bot.catalog.file import load_topics
+from bot.catalog.sync import sync_topics
 from bot.chat.commands import Reply, run_command
 from bot.config import Settings
 from bot.ingest.poll import run_poll
-from bot.service.wiring import command_deps
+from bot.service.chat_deps import command_deps
 from bot.store.models import Alert, OutboxRow
 from tests.support.chat import make_ctx
 

@@ -9,20 +9,13 @@ from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col, select
 
+from bot.catalog.lookup import TopicNotFound
 from bot.config import Settings
 from bot.outbox.queue import enqueue
 from bot.store.models import Alert, OutboxRow, Person, Subscription, Target, Topic
-from bot.subscriptions.optin import (
-    AddressError,
-    PreferenceError,
-    UnknownTopicError,
-    confirm,
-    delete_person,
-    normalize_address,
-    request_subscription,
-    unsubscribe,
-    update_preferences,
-)
+from bot.subscriptions.addresses import AddressError, normalize_address
+from bot.subscriptions.optin import confirm, delete_person, request_subscription, unsubscribe
+from bot.subscriptions.preferences import PreferenceError, update_preferences
 from bot.subscriptions.tokens import TokenError, make_token
 from bot.types import MessageKind
 from tests.support.web import NOW, SECRET, count, seed
@@ -143,7 +136,7 @@ async def test_a_confirmed_address_is_mailed_its_manage_link_not_a_confirmation(
 
 async def test_unknown_topic_is_refused(sessions) -> None:  # type: ignore[no-untyped-def]
     async with sessions() as session:
-        with pytest.raises(UnknownTopicError, match="no topic"):
+        with pytest.raises(TopicNotFound, match="no topic"):
             await request_subscription(
                 session=session, email="ann@lab.org", settings=SETTINGS, now=NOW, topic_slug="nope"
             )

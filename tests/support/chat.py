@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlmodel import col
 
 from bot.chat.commands import CommandContext, CommandDeps
 from bot.errors import QueryError
-from bot.store.models import Topic
-from bot.types import Platform
+from bot.store.models import Person, Topic
+from bot.subscriptions.chat_digest import DigestRequest
+from bot.types import EmailStatus, Platform
 
 TOPICS = [
     ("rl-for-llm-agents", "RL for LLM Agents", "Reinforcement learning for language-model agents"),
@@ -45,10 +48,28 @@ async def stand_in_momentum(_session: AsyncSession, slug: str) -> str | None:
     return "70 papers in the last four weeks, up 141%" if slug == "rl-for-llm-agents" else None
 
 
+async def stand_in_request_digest(session: AsyncSession, email: str) -> DigestRequest:
+    """Stand-in for the double opt-in hook: the person is noted as pending, nothing is mailed."""
+    found = await session.execute(
+        select(Person).where(func.lower(col(Person.email)) == email.lower())
+    )
+    person = found.scalar_one_or_none()
+    if person is None:
+        person = Person(email=email, email_status=EmailStatus.PENDING)
+        session.add(person)
+        await session.flush()
+    elif person.email_status in (EmailStatus.NONE, EmailStatus.UNSUBSCRIBED):
+        person.email_status = EmailStatus.PENDING
+    assert person.id is not None
+    reply = f"Noted: the weekly digest for {email} starts once the address is confirmed."
+    return DigestRequest(person.id, reply)
+
+
 def make_deps(**overrides: Any) -> CommandDeps:
     values: dict[str, Any] = {
         "validate_query": stand_in_validate,
         "test_query": stand_in_test_query,
+        "request_digest": stand_in_request_digest,
         "momentum_line": stand_in_momentum,
     }
     values.update(overrides)

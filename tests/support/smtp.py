@@ -1,8 +1,14 @@
-"""A real SMTP server (aiosmtpd) on 127.0.0.1, port 0, in the test's own event loop."""
+"""The one SMTP sink of the tests and benchmarks: a real aiosmtpd server on 127.0.0.1.
+
+`smtp_sink()` runs in the test's own event loop and keeps what it receives (scripted
+refusals by address); `python -m tests.support.smtp` runs it as its own process that
+only counts (bench/digest.py), printing its port on the first line of stdout.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from email import message_from_bytes, policy
@@ -15,7 +21,9 @@ from aiosmtpd.smtp import SMTP
 class SinkHandler:
     """Records every message; `rcpt_replies` / `data_reply` script refusals by address."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep: bool = True) -> None:
+        self.keep = keep
+        self.count = 0
         self.envelopes: list[Any] = []
         self.rcpt_replies: dict[str, str] = {}
         self.data_reply: str | None = None
@@ -30,7 +38,9 @@ class SinkHandler:
     async def handle_DATA(self, server, session, envelope):  # type: ignore[no-untyped-def]
         if self.data_reply:
             return self.data_reply
-        self.envelopes.append(envelope)
+        self.count += 1
+        if self.keep:
+            self.envelopes.append(envelope)
         return "250 2.0.0 queued as 42"
 
     @property
@@ -48,8 +58,8 @@ class SinkHandler:
 
 
 @asynccontextmanager
-async def smtp_sink() -> AsyncIterator[tuple[SinkHandler, int]]:
-    handler = SinkHandler()
+async def smtp_sink(*, keep: bool = True) -> AsyncIterator[tuple[SinkHandler, int]]:
+    handler = SinkHandler(keep=keep)
 
     def factory() -> SMTP:
         proto = SMTP(handler, hostname="sink.test", decode_data=False)
@@ -64,3 +74,14 @@ async def smtp_sink() -> AsyncIterator[tuple[SinkHandler, int]]:
         server.close()
         handler.drop_connections()
         await server.wait_closed()
+
+
+async def _serve_counting() -> None:
+    async with smtp_sink(keep=False) as (_handler, port):
+        sys.stdout.write(f"{port}\n")
+        sys.stdout.flush()
+        await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    asyncio.run(_serve_counting())

@@ -1,13 +1,12 @@
-"""Test helpers for the web area: a loopback server, an SMTP sink, seed data.
+"""Test helpers for the web area: the app on a loopback server, seed data, mail links.
 
-Mail goes out the production way (outbox → worker → EmailChannel → SMTP); the topic
-page's momentum box is the real one (`bot.wiring.topic_momentum`).
+The app is built by the composition root (`bot.service.web.web_app`), so the momentum
+box is the real one; mail goes out the production way (outbox → worker →
+EmailChannel → the SMTP sink of tests/support/smtp.py).
 """
 
 from __future__ import annotations
 
-import email
-import email.policy
 import re
 import socket
 from collections.abc import AsyncIterator
@@ -18,21 +17,17 @@ from email.message import EmailMessage
 from typing import Any
 
 from aiohttp import web
-from aiosmtpd.smtp import SMTP, Envelope
 from pydantic import SecretStr
 from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import select
 
 from bot.config import Settings
-from bot.outbox.worker import deliver_until_idle
 from bot.platforms.email.channel import EmailChannel
-from bot.service.root import AppContext
-from bot.service.wiring import topic_momentum
-from bot.store.engine import create_engine, session_factory
+from bot.service.root import Papertide, open_papertide
+from bot.service.web import web_app
 from bot.store.models import Paper, PaperTopic, Topic
 from bot.types import Platform
-from bot.web.app import build_web_app
 
 # Real time: tokens carry itsdangerous's wall-clock timestamp, so the app clock must agree.
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -58,15 +53,6 @@ def free_socket() -> socket.socket:
 
 
 @asynccontextmanager
-async def open_context(settings: Settings) -> AsyncIterator[AppContext]:
-    engine = create_engine(settings.database_url)
-    try:
-        yield AppContext(settings=settings, engine=engine, sessions=session_factory(engine))
-    finally:
-        await engine.dispose()
-
-
-@asynccontextmanager
 async def serve_app(app: web.Application, sock: socket.socket) -> AsyncIterator[str]:
     """Serve `app` on the pre-bound `sock` (so settings.public_url can know the port)."""
     runner = web.AppRunner(app, access_log=None)
@@ -77,37 +63,6 @@ async def serve_app(app: web.Application, sock: socket.socket) -> AsyncIterator[
         yield f"http://{host}:{port}"
     finally:
         await runner.cleanup()
-
-
-class MailSink:
-    """A real SMTP server (aiosmtpd) on loopback that keeps what it receives."""
-
-    def __init__(self) -> None:
-        self.messages: list[EmailMessage] = []
-        self.envelopes: list[Envelope] = []
-
-    async def handle_DATA(self, server: SMTP, session: Any, envelope: Envelope) -> str:
-        self.envelopes.append(envelope)
-        raw = envelope.content if isinstance(envelope.content, bytes) else b""
-        message = email.message_from_bytes(raw, policy=email.policy.default)
-        assert isinstance(message, EmailMessage)
-        self.messages.append(message)
-        return "250 OK"
-
-
-@asynccontextmanager
-async def smtp_sink() -> AsyncIterator[tuple[MailSink, int]]:
-    import asyncio
-
-    sink = MailSink()
-    loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: SMTP(sink), "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        yield sink, port
-    finally:
-        server.close()
-        await server.wait_closed()
 
 
 def text_of(message: EmailMessage) -> str:
@@ -122,16 +77,12 @@ def first_link(message: EmailMessage, path: str) -> str:
     return match.group(0)
 
 
-async def deliver_mail(
-    sessions: async_sessionmaker[AsyncSession], settings: Settings, *, port: int
-) -> int:
+async def deliver_mail(root: Papertide, *, port: int) -> int:
     """Deliver the outbox's email rows the production way: a worker and the EmailChannel."""
-    smtp = settings.model_copy(update={"smtp_host": "127.0.0.1", "smtp_port": port})
+    smtp = root.settings.model_copy(update={"smtp_host": "127.0.0.1", "smtp_port": port})
     channel = EmailChannel.from_settings(smtp)
     try:
-        return await deliver_until_idle(
-            sessions=sessions, settings=smtp, channels={Platform.EMAIL: channel}
-        )
+        return await root.deliver_until_idle({Platform.EMAIL: channel})
     finally:
         await channel.close()
 
@@ -193,7 +144,7 @@ class Clock:
 class WebEnv:
     base: str
     settings: Settings
-    ctx: AppContext
+    root: Papertide
     clock: Clock
     sessions: async_sessionmaker[AsyncSession]
 
@@ -214,11 +165,10 @@ async def running_web(db_url: str) -> AsyncIterator[WebEnv]:
     sock = free_socket()
     settings = web_settings(db_url, sock.getsockname()[1])
     clock = Clock()
-    async with open_context(settings) as ctx:
-        await seed(ctx.sessions)
-        app = build_web_app(ctx, momentum=topic_momentum(settings), clock=clock)
-        async with serve_app(app, sock) as base:
-            yield WebEnv(base, settings, ctx, clock, ctx.sessions)
+    async with open_papertide(settings, migrate=False) as root:
+        await seed(root.store.sessions)
+        async with serve_app(web_app(root, clock=clock), sock) as base:
+            yield WebEnv(base, settings, root, clock, root.store.sessions)
 
 
 async def count(sessions: async_sessionmaker[AsyncSession], model: Any, *where: Any) -> int:

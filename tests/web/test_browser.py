@@ -11,6 +11,7 @@ from sqlmodel import col, select
 
 from bot.store.models import Person, Subscription, Topic
 from bot.subscriptions.tokens import make_token
+from tests.support.smtp import smtp_sink
 from tests.support.web import (
     CHROMIUM_ARGS,
     WebEnv,
@@ -18,7 +19,6 @@ from tests.support.web import (
     deliver_mail,
     first_link,
     running_web,
-    smtp_sink,
 )
 
 
@@ -86,7 +86,7 @@ async def test_follow_confirm_and_manage_in_a_real_browser(
     await _shot(page, tmp_path, "sent")
 
     async with smtp_sink() as (sink, port):
-        sent = await deliver_mail(web_env.sessions, web_env.settings, port=port)
+        sent = await deliver_mail(web_env.root, port=port)
     assert sent == 1
     assert len(sink.messages) == 1
     mail = sink.messages[0]

@@ -283,7 +283,7 @@ async def test_healthz_is_503_while_the_leader_is_unknown(web_env: WebEnv) -> No
     async def leader() -> str:
         return "unknown"
 
-    app = build_web_app(web_env.ctx, leader_state=leader)
+    app = build_web_app(settings=web_env.settings, store=web_env.root.store, leader_state=leader)
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         response = await client.get("/healthz")
         assert response.status == 503

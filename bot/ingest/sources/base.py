@@ -1,4 +1,4 @@
-"""The small protocol every source implements, and the one registry of sources.
+"""The small protocol every source implements (the registry is bot.ingest.sources.registry).
 
 A source reads its stored state (cursor, ETag, facts) and yields `Batch`es: a bounded
 list of papers plus the state to store once that batch is persisted. Poll stores each
@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bot.config import Settings
-from bot.errors import ConfigError
 from bot.ingest.http import HttpDeps
 from bot.types import PaperRecord
 
@@ -68,30 +67,3 @@ class SourceContext:
 
 
 SourceFactory = Callable[[str, SourceContext], Source]
-
-
-def _registry() -> dict[str, SourceFactory]:
-    # Imported here so that each source module can import this one.
-    from bot.ingest.sources import arxiv_api, arxiv_rss, feed, sample
-
-    return {
-        "arxiv": arxiv_api.create,
-        "arxiv-rss": arxiv_rss.create,
-        "sample": sample.create,
-        "feed:": feed.create,  # prefix: feed:<url>
-    }
-
-
-def source_names() -> list[str]:
-    """Names a user may configure (`feed:` takes a URL after the colon)."""
-    return list(_registry())
-
-
-def create_source(name: str, ctx: SourceContext) -> Source:
-    """Build the source called `name`; raises ConfigError for an unknown name."""
-    registry = _registry()
-    factory = registry.get("feed:" if name.startswith("feed:") else name)
-    if factory is None:
-        known = ", ".join(source_names())
-        raise ConfigError(f"unknown source {name!r}; known: {known}", variable="PAPERTIDE_SOURCES")
-    return factory(name, ctx)

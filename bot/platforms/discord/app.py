@@ -17,12 +17,12 @@ from discord import app_commands
 from discord.http import Route
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.catalog.lookup import search_topics
 from bot.chat.commands import CommandContext, CommandDeps, Reply, run_command
 from bot.chat.text import cut_text
 from bot.config import Settings
 from bot.errors import ConfigError
-from bot.platforms.discord.channel import DESCRIPTION_MAX, TITLE_MAX, clean
-from bot.subscriptions import follows as subs
+from bot.platforms.discord.render import DESCRIPTION_MAX, TITLE_MAX, clean
 from bot.types import Platform
 
 log = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ class PapersGroup(app_commands.Group):
         """At most 25 topics matching what was typed; the value is re-validated on use."""
         assert self.sessions is not None
         async with self.sessions() as session:
-            topics = await subs.list_topics(session=session, words=current[:100])
+            topics = await search_topics(session=session, words=current[:100])
         return [
             app_commands.Choice(name=cut_text(f"{t.name} ({t.slug})", 100), value=t.slug[:100])
             for t in topics[:25]

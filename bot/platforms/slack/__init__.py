@@ -1,1 +1,1 @@
-"""TODO"""
+"""Slack: Block Kit rendering, the delivery channel and the Bolt app for `/papers`."""

@@ -22,7 +22,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from aiohttp import web
@@ -35,17 +35,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.chat.commands import CommandContext, CommandDeps, Reply, run_command
-from bot.chat.text import cut_text
+from bot.chat.events import claim_event
 from bot.config import Settings
 from bot.errors import ConfigError
-from bot.platforms.slack.channel import (
-    MAX_SECTION,
-    MUTE_ALERT_ACTION,
-    UNFOLLOW_ACTION,
-    escape,
-    slack_error,
-)
-from bot.subscriptions import follows as subs
+from bot.outbox.targets import disable_workspace_targets
+from bot.platforms.slack.channel import slack_error
+from bot.platforms.slack.render import MUTE_ALERT_ACTION, UNFOLLOW_ACTION, render_reply
 from bot.types import Platform
 
 log = logging.getLogger(__name__)
@@ -55,25 +50,7 @@ COMMAND_CONCURRENCY = 4
 INVITE_FIRST = "Invite me to this channel first (`/invite @papertide`), then follow again."
 GONE_EVENTS = ("app_uninstalled", "tokens_revoked")
 CHANNEL_GONE_EVENTS = ("channel_archive", "channel_deleted")
-
-
-def render_reply(reply: Reply) -> dict[str, Any]:
-    """A Reply as a response_url message: escaped mrkdwn, sections within Slack's limits."""
-    title = f"*{escape(reply.title)}*" if not reply.error else f":warning: {escape(reply.title)}"
-    sections: list[str] = [title]
-    for line in reply.lines:
-        line = cut_text(escape(line), 1000)
-        if len(sections[-1]) + len(line) + 1 > MAX_SECTION - 50 or len(sections) == 1:
-            sections.append(line)
-        else:
-            sections[-1] += "\n" + line
-    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": s}} for s in sections[:45]]
-    return {
-        "text": cut_text(escape(reply.title), 300),
-        "blocks": blocks,
-        "response_type": "ephemeral" if reply.ephemeral or reply.error else "in_channel",
-        "replace_original": False,
-    }
+SOMETHING_WRONG = "Something went wrong on our side: try again in a minute."
 
 
 def _web_client(settings: Settings) -> AsyncWebClient:
@@ -106,6 +83,102 @@ def _channel_checker(client: AsyncWebClient) -> Any:
     return check
 
 
+@dataclass(frozen=True, slots=True)
+class SlackHandlers:
+    """The listeners Bolt calls, one method each, over what the root injected."""
+
+    sessions: async_sessionmaker[AsyncSession]
+    deps: CommandDeps
+    # Work after the ack is bounded so a burst of commands queues cheaply instead of
+    # starving the event loop that must answer the next request's ack within 3 s.
+    limit: asyncio.Semaphore
+
+    async def run_for(self, ctx: CommandContext, text: str) -> Reply:
+        try:
+            async with self.limit, self.sessions() as session:
+                reply = await run_command(session=session, ctx=ctx, text=text, deps=self.deps)
+                await session.commit()
+        except Exception:
+            # The ack is long gone: the user still gets one line instead of silence.
+            log.exception("slack.command_failed", extra={"team_id": ctx.workspace})
+            return Reply(title=SOMETHING_WRONG, error=True)
+        return reply
+
+    async def skip_seen_events(self, body: dict[str, Any], next: Any) -> BoltResponse | None:
+        """Slack retries an event up to three times; the processed_event table answers once."""
+        event_id = body.get("event_id") if body.get("type") == "event_callback" else None
+        if event_id:
+            async with self.sessions() as session, session.begin():
+                fresh = await claim_event(
+                    session=session, platform=Platform.SLACK, event_id=str(event_id)[:128]
+                )
+            if not fresh:
+                log.info("slack.event_duplicate", extra={"event_id": event_id})
+                return BoltResponse(status=200, body="")
+        return await next()  # type: ignore[no-any-return]
+
+    async def on_command(self, ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
+        """`/papers …`: ack at once, then run the command and answer via response_url."""
+        await ack()
+        team = str(body.get("team_id", ""))
+        if team != _installed_team(context):
+            log.warning("slack.foreign_team", extra={"team_id": team})
+            await respond(
+                text="This app is installed in another workspace.", response_type="ephemeral"
+            )
+            return
+        channel = str(body.get("channel_id", ""))
+        is_dm = body.get("channel_name") == "directmessage" or channel.startswith("D")
+        ctx = CommandContext(
+            platform=Platform.SLACK,
+            workspace=team,
+            channel=channel,
+            user=str(body.get("user_id", "")),
+            is_dm=is_dm,
+            can_manage_channel=not is_dm,  # typing in a channel proves membership (see above)
+        )
+        reply = await self.run_for(ctx, str(body.get("text", "")))
+        await respond(**render_reply(reply))
+
+    async def on_button(self, ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
+        """The Unfollow and Mute buttons under an alert: the same grammar as typed commands."""
+        await ack()
+        team = str((body.get("team") or {}).get("id", ""))
+        action = (body.get("actions") or [{}])[0]
+        if team != _installed_team(context):
+            return
+        ctx = CommandContext(
+            platform=Platform.SLACK,
+            workspace=team,
+            channel=str((body.get("channel") or {}).get("id", "")),
+            user=str((body.get("user") or {}).get("id", "")),
+            is_dm=False,
+            can_manage_channel=True,  # the button is in the channel's own history
+        )
+        if action.get("action_id") == UNFOLLOW_ACTION:
+            value = json.loads(str(action.get("value", "{}")))
+            text = f"unfollow {value.get('slug', '')}" + (" me" if value.get("k") == "user" else "")
+        else:
+            text = f"alert mute {action.get('value', '')} 1w"
+        reply = await self.run_for(ctx, text)
+        await respond(**render_reply(replace(reply, ephemeral=True)))
+
+    async def on_gone(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        """App uninstalled, token revoked, channel archived or deleted: stop sending there."""
+        team = str(body.get("team_id", ""))
+        kind = str(event.get("type", ""))
+        address = None if kind in GONE_EVENTS else str(event.get("channel", ""))
+        async with self.sessions() as session, session.begin():
+            ids = await disable_workspace_targets(
+                session=session, platform=Platform.SLACK, workspace=team, address=address,
+                reason=kind,
+            )  # fmt: skip
+        # Their queued messages are buried by the workers' upkeep.
+        log.info(
+            "slack.targets_disabled", extra={"team_id": team, "event": kind, "count": len(ids)}
+        )
+
+
 def build_slack_app(
     *,
     settings: Settings,
@@ -125,105 +198,17 @@ def build_slack_app(
         client=client,
         name="papertide",
     )
-    deps = replace(deps, check_channel=_channel_checker(client), command=settings.slack_command)
-
-    # Work after the ack is bounded so a burst of commands queues cheaply instead of
-    # starving the event loop that must answer the next request's ack within 3 s.
-    limit = asyncio.Semaphore(COMMAND_CONCURRENCY)
-
-    async def run_for(ctx: CommandContext, text: str) -> Reply:
-        try:
-            async with limit, sessions() as session:
-                reply = await run_command(session=session, ctx=ctx, text=text, deps=deps)
-                await session.commit()
-        except Exception:
-            # The ack is long gone: the user still gets one line instead of silence.
-            log.exception("slack.command_failed", extra={"team_id": ctx.workspace})
-            return Reply(
-                title="Something went wrong on our side: try again in a minute.", error=True
-            )
-        return reply
-
-    @app.middleware
-    async def skip_seen_events(body: dict[str, Any], next: Any) -> BoltResponse | None:
-        # Slack retries an event up to three times; the processed_event table answers once.
-        event_id = body.get("event_id") if body.get("type") == "event_callback" else None
-        if event_id:
-            async with sessions() as session:
-                fresh = await subs.claim_event(
-                    session=session, platform=Platform.SLACK, event_id=str(event_id)[:128]
-                )
-                await session.commit()
-            if not fresh:
-                log.info("slack.event_duplicate", extra={"event_id": event_id})
-                return BoltResponse(status=200, body="")
-        return await next()  # type: ignore[no-any-return]
-
-    @app.command(settings.slack_command)
-    async def on_command(ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
-        await ack()
-        team = str(body.get("team_id", ""))
-        if team != _installed_team(context):
-            log.warning("slack.foreign_team", extra={"team_id": team})
-            await respond(
-                text="This app is installed in another workspace.", response_type="ephemeral"
-            )
-            return
-        channel = str(body.get("channel_id", ""))
-        is_dm = body.get("channel_name") == "directmessage" or channel.startswith("D")
-        ctx = CommandContext(
-            platform=Platform.SLACK,
-            workspace=team,
-            channel=channel,
-            user=str(body.get("user_id", "")),
-            is_dm=is_dm,
-            can_manage_channel=not is_dm,  # typing in a channel proves membership (see above)
-        )
-        reply = await run_for(ctx, str(body.get("text", "")))
-        await respond(**render_reply(reply))
-
-    async def on_button(ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
-        await ack()
-        team = str((body.get("team") or {}).get("id", ""))
-        action = (body.get("actions") or [{}])[0]
-        if team != _installed_team(context):
-            return
-        ctx = CommandContext(
-            platform=Platform.SLACK,
-            workspace=team,
-            channel=str((body.get("channel") or {}).get("id", "")),
-            user=str((body.get("user") or {}).get("id", "")),
-            is_dm=False,
-            can_manage_channel=True,  # the button is in the channel's own history
-        )
-        if action.get("action_id") == UNFOLLOW_ACTION:
-            value = json.loads(str(action.get("value", "{}")))
-            text = f"unfollow {value.get('slug', '')}" + (" me" if value.get("k") == "user" else "")
-        else:
-            text = f"alert mute {action.get('value', '')} 1w"
-        reply = await run_for(ctx, text)
-        await respond(**render_reply(replace(reply, ephemeral=True)))
-
-    app.action(UNFOLLOW_ACTION)(on_button)
-    app.action(MUTE_ALERT_ACTION)(on_button)
-
-    async def on_gone(body: dict[str, Any], event: dict[str, Any]) -> None:
-        team = str(body.get("team_id", ""))
-        kind = str(event.get("type", ""))
-        address = None if kind in GONE_EVENTS else str(event.get("channel", ""))
-        async with sessions() as session:
-            count = await subs.disable_targets(
-                session=session,
-                platform=Platform.SLACK,
-                workspace=team,
-                address=address,
-                reason=kind,
-            )
-            await session.commit()
-        log.info("slack.targets_disabled", extra={"team_id": team, "event": kind, "count": count})
-
+    handlers = SlackHandlers(
+        sessions=sessions,
+        deps=replace(deps, check_channel=_channel_checker(client), command=settings.slack_command),
+        limit=asyncio.Semaphore(COMMAND_CONCURRENCY),
+    )
+    app.middleware(handlers.skip_seen_events)
+    app.command(settings.slack_command)(handlers.on_command)
+    app.action(UNFOLLOW_ACTION)(handlers.on_button)
+    app.action(MUTE_ALERT_ACTION)(handlers.on_button)
     for name in (*GONE_EVENTS, *CHANNEL_GONE_EVENTS):
-        app.event(name)(on_gone)
+        app.event(name)(handlers.on_gone)
     return app
 
 

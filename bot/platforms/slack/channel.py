@@ -1,4 +1,4 @@
-"""Slack delivery: outbox payloads → Block Kit (pure `to_messages`) → chat.postMessage.
+"""Slack delivery: Block Kit messages (bot.platforms.slack.render) → chat.postMessage.
 
 A PAPER is one message. A PAPER_GROUP or QUIET_SUMMARY is one parent message plus
 thread replies that together carry EVERY paper (never "and 12 more"). Retries are
@@ -11,28 +11,19 @@ its record can repeat that one message (at-least-once), never skip one.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.chat.text import author_line, cut_at_sentence, cut_text, reason_summary
 from bot.config import Settings
-from bot.outbox.channel import Delivered, DeliveryResult, Failed, Retry
-from bot.types import MessageKind, OutboundMessage, Platform, TargetKind
+from bot.outbox.channel import Delivered, DeliveryResult, Failed, Retry, SaveProgress
+from bot.platforms.slack.render import to_messages
+from bot.types import OutboundMessage, Platform
 
 log = logging.getLogger(__name__)
 
-MAX_BLOCKS = 50
-MAX_SECTION = 3000
-MAX_HEADER = 150
-MAX_TOTAL = 12000  # Slack rejects some messages below its documented 50×3,000
-UNFOLLOW_ACTION = "papertide_unfollow"
-MUTE_ALERT_ACTION = "papertide_mute_alert"
 # The target itself is gone or we lost access: stop sending there.
 GONE_ERRORS = {
     "channel_not_found",
@@ -46,173 +37,6 @@ GONE_ERRORS = {
     "cannot_dm_bot",
     "team_access_not_granted",
 }
-
-SaveProgress = Callable[[int, dict[str, Any]], Awaitable[None]]
-SlackMessage = dict[str, Any]  # {"text": fallback, "blocks": [...]}
-
-
-def escape(text: str) -> str:
-    """Slack's three control characters; a title can never ping `<!channel>` or forge a link."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def safe_url(url: str) -> str:
-    """Only http(s) links; characters that would end Slack's `<url|text>` are percent-encoded."""
-    if not url.startswith(("https://", "http://")):
-        return ""
-    for ch, code in (("<", "%3C"), (">", "%3E"), ("|", "%7C"), (" ", "%20"), ("\n", "")):
-        url = url.replace(ch, code)
-    return escape(url)[:2000]
-
-
-def _section(text: str) -> dict[str, Any]:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": cut_text(text, MAX_SECTION)}}
-
-
-def _reason_line(reason: Mapping[str, Any]) -> str:
-    what, terms = reason_summary(reason)
-    bold = ", ".join(f"*{escape(cut_text(t, 80))}*" for t in terms[:8])
-    return f"{escape(cut_text(what, 300))}" + (f" · matched {bold}" if bold else "")
-
-
-def _buttons(
-    paper: Mapping[str, Any], reasons: Sequence[Mapping[str, Any]], kind: TargetKind
-) -> list[Any]:
-    buttons: list[dict[str, Any]] = []
-    url = safe_url(str(paper.get("url", "")))
-    if url:
-        buttons.append(
-            {"type": "button", "text": {"type": "plain_text", "text": "Abstract"}, "url": url}
-        )
-    topic = next((r for r in reasons if r.get("kind") == "topic"), None)
-    if topic is not None:
-        value = json.dumps({"slug": str(topic.get("slug", ""))[:128], "k": str(kind)})
-        buttons.append(
-            {
-                "type": "button",
-                "action_id": UNFOLLOW_ACTION,
-                "value": value,
-                "text": {"type": "plain_text", "text": "Unfollow topic"},
-            }
-        )
-    alert = next((r for r in reasons if r.get("kind") == "alert"), None)
-    if alert is not None:
-        buttons.append(
-            {
-                "type": "button",
-                "action_id": MUTE_ALERT_ACTION,
-                "value": str(int(alert.get("id", 0))),
-                "text": {"type": "plain_text", "text": "Mute alert"},
-            }
-        )
-    return [{"type": "actions", "elements": buttons}] if buttons else []
-
-
-def to_blocks(
-    item: Mapping[str, Any], target_kind: TargetKind = TargetKind.CHANNEL
-) -> list[dict[str, Any]]:
-    """One paper and why it was sent: linked title, authors, categories, reasons, abstract."""
-    paper = item.get("paper", {})
-    reasons = list(item.get("reasons", []))[:5]
-    title = escape(cut_text(" ".join(str(paper.get("title", "")).split()), 280))
-    url = safe_url(str(paper.get("url", "")))
-    heading = f"*<{url}|{title}>*" if url else f"*{title}*"
-    facts = [
-        escape(cut_text(author_line(paper.get("authors", [])), 600)),
-        escape(cut_text(", ".join(paper.get("categories", [])), 300)),
-        escape(cut_text(str(paper.get("id", "")), 140)),
-    ]
-    blocks: list[dict[str, Any]] = [
-        _section(heading),
-        {
-            "type": "context",
-            "elements": [{"type": "mrkdwn", "text": " · ".join(f for f in facts if f)}],
-        },
-    ]
-    if reasons:
-        blocks.append(_section("\n".join(_reason_line(r) for r in reasons)))
-    abstract = cut_at_sentence(str(paper.get("abstract", "")), 900)
-    if abstract:
-        blocks.append(_section(escape(abstract)))
-    return blocks + _buttons(paper, reasons, target_kind)
-
-
-def _fallback(text: str) -> str:
-    return escape(cut_text(" ".join(text.split()), 300))
-
-
-def _compact_line(item: Mapping[str, Any]) -> str:
-    paper = item.get("paper", {})
-    title = escape(cut_text(" ".join(str(paper.get("title", "")).split()), 200))
-    url = safe_url(str(paper.get("url", "")))
-    why = "; ".join(_reason_line(r) for r in list(item.get("reasons", []))[:2])
-    return (f"• <{url}|{title}>" if url else f"• {title}") + (f" — {why}" if why else "")
-
-
-def _compact_messages(items: Sequence[Mapping[str, Any]]) -> list[SlackMessage]:
-    """Every item as one line, packed into sections and messages within Slack's limits."""
-    messages: list[SlackMessage] = []
-    blocks: list[dict[str, Any]] = []
-    section: list[str] = []
-    total = 0
-
-    def flush_section() -> None:
-        nonlocal section
-        if section:
-            blocks.append(_section("\n".join(section)))
-            section = []
-
-    for item in items:
-        line = cut_text(_compact_line(item), 1000)
-        if section and len("\n".join([*section, line])) > MAX_SECTION - 100:
-            flush_section()
-        if total + len(line) > MAX_TOTAL - 1000 or len(blocks) >= MAX_BLOCKS - 1:
-            flush_section()
-            messages.append({"text": "More papers", "blocks": blocks})
-            blocks, total = [], 0
-        section.append(line)
-        total += len(line) + 1
-    flush_section()
-    if blocks:
-        messages.append({"text": "More papers", "blocks": blocks})
-    return messages
-
-
-def _topics_of(items: Sequence[Mapping[str, Any]]) -> str:
-    names = {reason_summary(r)[0] for i in items for r in i.get("reasons", [])}
-    return escape(cut_text(", ".join(sorted(names)), 600))
-
-
-def to_messages(
-    kind: MessageKind, payload: Mapping[str, Any], target_kind: TargetKind = TargetKind.CHANNEL
-) -> list[SlackMessage]:
-    """The messages to post, in order; [0] is the parent when there are several."""
-    if kind == MessageKind.PAPER:
-        title = str(payload.get("paper", {}).get("title", ""))
-        return [
-            {"text": _fallback(f"New paper: {title}"), "blocks": to_blocks(payload, target_kind)}
-        ]
-    items = list(payload.get("items", []))
-    if kind == MessageKind.QUIET_SUMMARY:
-        head = (
-            f"*Held during quiet hours: {len(items)} papers* ({_topics_of(items)}), "
-            "listed in the thread."
-        )
-        parent = {
-            "text": f"Held during quiet hours: {len(items)} papers",
-            "blocks": [_section(head)],
-        }
-        return [parent, *_compact_messages(items)]
-    head = f"*{len(items)} new papers* for {_topics_of(items)}: one per reply in this thread."
-    parent = {"text": f"{len(items)} new papers", "blocks": [_section(head)]}
-    replies = [
-        {
-            "text": _fallback(str(i.get("paper", {}).get("title", ""))),
-            "blocks": to_blocks(i, target_kind),
-        }
-        for i in items
-    ]
-    return [parent, *replies]
 
 
 def slack_error(exc: SlackApiError) -> str:

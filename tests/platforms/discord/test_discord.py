@@ -17,7 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.config import Settings
 from bot.outbox.channel import Delivered, Failed, Retry
 from bot.platforms.discord.app import PapersBot, invite_url, sync_commands, use_discord_api_url
-from bot.platforms.discord.channel import EMBED_TOTAL, DiscordChannel, embed_size, to_payloads
+from bot.platforms.discord.channel import DiscordChannel
+from bot.platforms.discord.render import EMBED_TOTAL, embed_size, to_payloads
 from bot.types import MessageKind, OutboundMessage, Platform, TargetKind, TargetRef
 from tests.conftest import count_rows
 from tests.support.chat import (

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.config import Settings
 from bot.platforms.slack.app import build_slack_app, install_slack_routes
-from bot.platforms.slack.channel import MUTE_ALERT_ACTION, UNFOLLOW_ACTION
+from bot.platforms.slack.render import MUTE_ALERT_ACTION, UNFOLLOW_ACTION
 from bot.store.models import Alert, Target
 from tests.conftest import count_rows
 from tests.support.chat import add_topics, make_deps

@@ -9,7 +9,8 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.outbox.channel import Delivered, Failed, Retry
-from bot.platforms.slack.channel import SlackChannel, to_messages
+from bot.platforms.slack.channel import SlackChannel
+from bot.platforms.slack.render import to_messages
 from bot.types import MessageKind, OutboundMessage, Platform, TargetKind, TargetRef
 from tests.support.chat import ALERT_REASON, NASTY_PAPERS, TOPIC_REASON, paper
 from tests.support.servers import fake_slack

@@ -1,35 +1,18 @@
-"""Operator queries on the outbox: list, stats, retry dead letters (`papertide outbox …`)."""
+"""Reads of the outbox: operators' lists and counts, taken keys, a target's messages."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from bot.outbox.queue import STATUS_DEAD, STATUS_PENDING, STATUSES
 from bot.store.models import OutboxRow
 from bot.timeutil import as_utc, utcnow
-
-_NO_SYNC = {"synchronize_session": False}
-
-
-async def retry_dead(*, session: AsyncSession, ids: Sequence[int] | None = None) -> int:
-    """Dead rows (all, or these ids) become pending with a fresh attempt budget."""
-    where = [col(OutboxRow.status) == STATUS_DEAD]
-    if ids is not None:
-        where.append(col(OutboxRow.id).in_(list(ids)))
-    result = await session.execute(
-        update(OutboxRow)
-        .where(*where)
-        .values(status=STATUS_PENDING, attempts=0, next_attempt_at=utcnow())
-        .returning(col(OutboxRow.id)),
-        execution_options=_NO_SYNC,
-    )
-    return len(result.all())
+from bot.types import OutboxStatus
 
 
 async def list_messages(
@@ -61,7 +44,7 @@ async def list_messages(
 async def count_by_status(*, session: AsyncSession) -> dict[str, int]:
     """Rows per status, every known status present (zero when empty)."""
     query = select(col(OutboxRow.status), func.count()).group_by(col(OutboxRow.status))
-    counts = dict.fromkeys(STATUSES, 0)
+    counts: dict[str, int] = {str(s): 0 for s in OutboxStatus}
     for status, n in (await session.execute(query)).all():
         counts[status] = int(n)
     return counts
@@ -71,7 +54,32 @@ async def oldest_due_age(*, session: AsyncSession, now: datetime | None = None) 
     """Seconds the oldest due pending row has waited (0 when none): the backlog's age."""
     now = now or utcnow()
     query = select(func.min(col(OutboxRow.next_attempt_at))).where(
-        col(OutboxRow.status) == STATUS_PENDING, col(OutboxRow.next_attempt_at) <= now
+        col(OutboxRow.status) == OutboxStatus.PENDING, col(OutboxRow.next_attempt_at) <= now
     )
     oldest = (await session.execute(query)).scalar_one_or_none()
     return max(0.0, (now - as_utc(oldest)).total_seconds()) if oldest else 0.0
+
+
+async def existing_keys(*, session: AsyncSession, keys: Collection[str]) -> set[str]:
+    """Which of these keys are taken (sent, queued or reserved)."""
+    if not keys:
+        return set()
+    query = select(col(OutboxRow.key)).where(col(OutboxRow.key).in_(list(keys)))
+    return set((await session.execute(query)).scalars().all())
+
+
+async def find_message(*, session: AsyncSession, key: str) -> OutboxRow | None:
+    """The row with this idempotency key, if any."""
+    query = select(OutboxRow).where(col(OutboxRow.key) == key)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def recent_messages(*, session: AsyncSession, target_id: int, limit: int) -> list[OutboxRow]:
+    """A target's newest rows first."""
+    query = (
+        select(OutboxRow)
+        .where(col(OutboxRow.target_id) == target_id)
+        .order_by(col(OutboxRow.id).desc())
+        .limit(limit)
+    )
+    return list((await session.execute(query)).scalars().all())

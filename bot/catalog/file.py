@@ -8,8 +8,8 @@
     related = ["agentic-rl", "credit-assignment-in-rl"]
     description = "optional"
 
-Errors name the file, the line and the field (`TopicsFileError`). Syncing upserts by
-slug and deactivates topics that left the catalog (subscriptions to them survive).
+Errors name the file, the line and the field (`TopicsFileError`). Pure: reading the
+file is its only I/O; bot/catalog/sync.py puts the catalog into the store.
 """
 
 from __future__ import annotations
@@ -20,12 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from bot.errors import TopicsFileError
-from bot.store.models import Topic
-from bot.timeutil import utcnow
 
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _CATEGORY = re.compile(r"^[a-z-]+(?:\.[A-Za-z-]+)?$")
@@ -134,56 +129,6 @@ def _validate(table: dict[str, Any], where: str, line_of: Any) -> TopicSpec:
         related=lists["related"],
         description=description.strip(),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class SyncReport:
-    added: int
-    changed: int
-    deactivated: int
-    # Topics whose matching changed (new, or a new query or categories): their stored
-    # papers must be filed again.
-    refile: tuple[str, ...] = ()
-
-
-async def sync_topics(*, session: AsyncSession, topics: list[TopicSpec]) -> SyncReport:
-    """Upsert the catalog into the store by slug; topics no longer listed go inactive."""
-    existing = {t.slug: t for t in (await session.execute(select(Topic))).scalars()}
-    added = changed = deactivated = 0
-    refile: list[str] = []
-    now = utcnow()
-    for spec in topics:
-        values: dict[str, Any] = {
-            "name": spec.name,
-            "query": spec.query,
-            "categories": list(spec.categories),
-            "related": list(spec.related),
-            "description": spec.description,
-            "active": True,
-        }
-        row = existing.pop(spec.slug, None)
-        if row is None:
-            session.add(Topic(slug=spec.slug, updated_at=now, **values))
-            added += 1
-            refile.append(spec.slug)
-        elif any(getattr(row, k) != v for k, v in values.items()):
-            if (row.query, list(row.categories), row.active) != (
-                spec.query,
-                list(spec.categories),
-                True,
-            ):
-                refile.append(spec.slug)
-            for key, value in values.items():
-                setattr(row, key, value)
-            row.updated_at = now
-            changed += 1
-    for row in existing.values():
-        if row.active:
-            row.active = False
-            row.updated_at = now
-            deactivated += 1
-    await session.flush()
-    return SyncReport(added=added, changed=changed, deactivated=deactivated, refile=tuple(refile))
 
 
 def all_categories(topics: list[TopicSpec]) -> tuple[str, ...]:

@@ -1,0 +1,28 @@
+"""Slack's registry entry: the channel, the `/slack/events` route, Socket Mode."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot.outbox.queue import progress_saver
+from bot.platforms.registry import Parts, PlatformContext
+from bot.platforms.slack.app import build_slack_app, install_slack_routes, run_socket_mode
+from bot.platforms.slack.channel import SlackChannel
+from bot.platforms.stop import until_stopped
+
+
+def build_channel(ctx: PlatformContext) -> SlackChannel:
+    return SlackChannel.from_settings(ctx.settings, save_progress=progress_saver(ctx.sessions))
+
+
+def build_parts(ctx: PlatformContext) -> Parts:
+    """HTTP mode always (commands, buttons and events on /slack/events); Socket Mode too
+    when an app-level token is set."""
+    assert ctx.command_deps is not None
+    bolt = build_slack_app(settings=ctx.settings, sessions=ctx.sessions, deps=ctx.command_deps)
+
+    async def socket_mode(stop: asyncio.Event) -> None:
+        await until_stopped(run_socket_mode(ctx.settings, bolt), stop)
+
+    services = [socket_mode] if ctx.settings.slack_app_token is not None else []
+    return Parts(routes=[lambda app: install_slack_routes(app, bolt)], services=services)

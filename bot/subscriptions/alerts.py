@@ -1,0 +1,86 @@
+"""The `alert` table's one writer: a person's keyword alerts, in the query language.
+
+An alert belongs to one (user or mailbox) target and fires there. Keyword-only
+functions taking an explicit `session`; the caller commits. Another target's alert id
+is answered exactly like an unknown one (`NoSuchAlert`), so ids reveal nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from bot.errors import PapertideError
+from bot.store.models import Alert, Target
+from bot.timeutil import utcnow
+
+
+class NoSuchAlert(PapertideError):
+    """The alert id is unknown, or belongs to someone else (we never say which)."""
+
+
+async def list_alerts(
+    *, session: AsyncSession, target: Target, include_inactive: bool = False
+) -> list[Alert]:
+    """The target's alerts (active ones unless told otherwise), oldest first."""
+    stmt = select(Alert).where(col(Alert.target_id) == target.id).order_by(col(Alert.id))
+    if not include_inactive:
+        stmt = stmt.where(col(Alert.active).is_(True))
+    return list((await session.execute(stmt)).scalars())
+
+
+async def add_alert(*, session: AsyncSession, target: Target, query: str) -> Alert:
+    """Store a (validated, canonical) alert query for a target."""
+    assert target.id is not None
+    alert = Alert(target_id=target.id, query=query, active=True, created_at=utcnow())
+    session.add(alert)
+    await session.flush()
+    return alert
+
+
+async def _own_alert(*, session: AsyncSession, target: Target, alert_id: int) -> Alert:
+    found = await session.execute(
+        select(Alert).where(
+            col(Alert.id) == alert_id,
+            col(Alert.target_id) == target.id,
+            col(Alert.active).is_(True),
+        )
+    )
+    alert = found.scalar_one_or_none()
+    if alert is None:
+        raise NoSuchAlert(f"no alert #{alert_id}")
+    return alert
+
+
+async def remove_alert(*, session: AsyncSession, target: Target, alert_id: int) -> Alert:
+    """Delete one of the target's own alerts; NoSuchAlert for anyone else's id."""
+    alert = await _own_alert(session=session, target=target, alert_id=alert_id)
+    await session.delete(alert)
+    await session.flush()
+    return alert
+
+
+async def mute_alert(
+    *, session: AsyncSession, target: Target, alert_id: int, until: datetime
+) -> Alert:
+    """Hold one of the target's own alerts until `until`."""
+    alert = await _own_alert(session=session, target=target, alert_id=alert_id)
+    alert.muted_until = until
+    await session.flush()
+    return alert
+
+
+async def set_active_alerts(
+    *, session: AsyncSession, target: Target, active_ids: Collection[int]
+) -> None:
+    """Switch the target's alerts on (ids in `active_ids`) and off (the others)."""
+    await session.execute(
+        update(Alert)
+        .where(col(Alert.target_id) == target.id)
+        .values(active=col(Alert.id).in_(list(active_ids) or [-1])),
+        execution_options={"synchronize_session": False},
+    )

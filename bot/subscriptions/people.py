@@ -1,0 +1,124 @@
+"""The `person` table's one writer: a human recipient across platforms, their digest
+status and schedule, and their mailbox target.
+
+Keyword-only functions taking an explicit `session`; they flush, the caller commits.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col, select
+
+from bot.config import Settings
+from bot.outbox.targets import find_target, get_or_create_target
+from bot.store.models import Person, Target
+from bot.types import EmailStatus, Platform, TargetKind
+
+
+async def find_person(*, session: AsyncSession, email: str, lock: bool = False) -> Person | None:
+    """The person with this (normalized) address, locked for update if asked."""
+    stmt = select(Person).where(col(Person.email) == email)
+    if lock:
+        stmt = stmt.with_for_update()
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def get_or_create_person(
+    *,
+    session: AsyncSession,
+    email: str,
+    settings: Settings,
+    status: EmailStatus = EmailStatus.PENDING,
+) -> Person:
+    """The person with this address (locked), created with the default schedule."""
+    person = await find_person(session=session, email=email, lock=True)
+    if person is not None:
+        return person
+    person = Person(
+        email=email,
+        email_status=str(status),
+        timezone=settings.digest_timezone,
+        digest_weekday=settings.digest_weekday,
+        digest_hour=settings.digest_hour,
+    )
+    try:
+        async with session.begin_nested():
+            session.add(person)
+    except IntegrityError:
+        # Someone else created it between our SELECT and INSERT: use theirs.
+        found = await find_person(session=session, email=email, lock=True)
+        assert found is not None
+        person = found
+    return person
+
+
+async def mailbox_of(*, session: AsyncSession, person: Person) -> Target:
+    """The person's mailbox target, created on first use and linked to them."""
+    assert person.id is not None
+    assert person.email is not None
+    return await get_or_create_target(
+        session=session,
+        platform=Platform.EMAIL,
+        workspace="",
+        address=person.email,
+        kind=TargetKind.EMAIL,
+        person_id=person.id,
+    )
+
+
+async def find_mailbox(*, session: AsyncSession, person: Person) -> Target | None:
+    """The person's mailbox target if it exists (a stop never creates one)."""
+    if person.email is None:
+        return None
+    return await find_target(
+        session=session, platform=Platform.EMAIL, workspace="", address=person.email
+    )
+
+
+async def set_status(
+    *,
+    session: AsyncSession,
+    person: Person,
+    status: EmailStatus,
+    confirmed_at: datetime | None = None,
+) -> None:
+    """Move the person's digest to `status`; `confirmed_at` when (re)confirmed.
+
+    Digests are due only for weeks that end after `confirmed_at`, so a newly confirmed
+    person is not sent last week's digest in the middle of this one.
+    """
+    person.email_status = str(status)
+    if confirmed_at is not None:
+        person.confirmed_at = confirmed_at
+    session.add(person)
+    await session.flush()
+
+
+async def mark_confirmation_sent(*, session: AsyncSession, person: Person, now: datetime) -> None:
+    person.confirm_sent_at = now
+    session.add(person)
+    await session.flush()
+
+
+async def set_schedule(
+    *,
+    session: AsyncSession,
+    person: Person,
+    weekday: int,
+    hour: int,
+    timezone: str,
+    send_quiet_week: bool,
+) -> None:
+    """The digest's local weekday and hour, time zone, and whether quiet weeks are sent."""
+    person.digest_weekday, person.digest_hour = weekday, hour
+    person.timezone, person.send_quiet_week = timezone, send_quiet_week
+    session.add(person)
+    await session.flush()
+
+
+async def delete_person_row(*, session: AsyncSession, person: Person) -> None:
+    await session.delete(person)
+    await session.flush()

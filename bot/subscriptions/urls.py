@@ -1,0 +1,62 @@
+"""The one place where papertide's public routes and absolute links are spelled.
+
+The web app registers these paths; mails, digests, chat replies and feeds build their
+links with `PublicUrls`. Tokens and slugs are percent-encoded here, once.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+TOPICS = "/topics"
+TOPIC = "/topics/{slug}"
+TOPIC_FEED = "/topics/{slug}.atom"
+SUBSCRIBE = "/subscribe"
+SUBSCRIBE_SENT = "/subscribe/sent"
+CONFIRM = "/confirm/{token}"
+UNSUBSCRIBE = "/unsubscribe/{token}"
+MANAGE = "/manage/{token}"
+STATIC_CSS = "/static/site.css"
+HEALTHZ = "/healthz"
+METRICS = "/metrics"
+
+
+def _slug(slug: str) -> str:
+    return quote(slug, safe="")
+
+
+def _token(token: str) -> str:
+    return quote(token, safe="")
+
+
+def topic_path(slug: str) -> str:
+    return TOPIC.format(slug=_slug(slug))
+
+
+def manage_path(token: str) -> str:
+    return MANAGE.format(token=_token(token))
+
+
+class PublicUrls:
+    """Absolute links under `PAPERTIDE_PUBLIC_URL`."""
+
+    def __init__(self, public_url: str) -> None:
+        self.base = public_url.rstrip("/")
+
+    def absolute(self, path: str) -> str:
+        return self.base + path
+
+    def topic(self, slug: str) -> str:
+        return self.absolute(topic_path(slug))
+
+    def topic_feed(self, slug: str) -> str:
+        return self.absolute(TOPIC_FEED.format(slug=_slug(slug)))
+
+    def confirm(self, token: str) -> str:
+        return self.absolute(CONFIRM.format(token=_token(token)))
+
+    def unsubscribe(self, token: str) -> str:
+        return self.absolute(UNSUBSCRIBE.format(token=_token(token)))
+
+    def manage(self, token: str) -> str:
+        return self.absolute(manage_path(token))
