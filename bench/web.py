@@ -31,7 +31,6 @@ from sqlalchemy.engine import make_url
 
 from bot.config import Settings
 from bot.service.root import open_papertide
-from bot.service.web import web_app
 from bot.store.engine import create_engine, session_factory
 from bot.store.migrate import upgrade_sync
 from bot.store.models import Paper, PaperTopic, Person, Target, Topic
@@ -90,7 +89,7 @@ def serve(db_url: str, settings: Settings, ports: Any, page_cache: float) -> Non
 
     async def run() -> None:
         async with open_papertide(settings.model_copy(update={"database_url": db_url})) as root:
-            app = web_app(root, page_cache_seconds=page_cache)
+            app = root.web_app(page_cache_seconds=page_cache)
             runner = await serve_web(app, "127.0.0.1", 0)
             ports.put(runner.addresses[0][1])
             await asyncio.Event().wait()

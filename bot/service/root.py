@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import httpx
+from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.catalog.sync import SyncReport, sync_catalog
@@ -28,14 +29,16 @@ from bot.ingest.sources.base import Source
 from bot.outbox.channel import Channel
 from bot.outbox.fanout import enqueue_matches
 from bot.outbox.worker import Worker, deliver_until_idle
-from bot.platforms.registry import PlatformContext, build_channels, build_parts
-from bot.service.chat_deps import command_deps
+from bot.platforms.registry import PlatformContext, RouteInstaller, build_channels, build_parts
+from bot.service.chat_deps import command_deps, topic_momentum
 from bot.service.leader import Leadership
 from bot.service.runner import run_until_stopped, stop_on_signals
 from bot.service.scheduler import build_scheduler
+from bot.service.web import serve_web_until
 from bot.store.store import Store, open_store
 from bot.timeutil import utcnow
 from bot.types import Match, Platform
+from bot.web.app import build_web_app
 from digests.links import links_for
 from digests.schedule import enqueue_due_digests
 
@@ -181,14 +184,35 @@ class Papertide:
         with stop_on_signals(stop):
             await run_until_stopped([self.worker().run(stop)], stop)
 
+    def web_app(
+        self,
+        routes: Sequence[RouteInstaller] = (),
+        *,
+        clock: Callable[[], datetime] = utcnow,
+        page_cache_seconds: float = 30.0,
+    ) -> web.Application:
+        """Topic pages, email flows, /healthz and /metrics, plus the chat apps' routes."""
+
+        def leader_state() -> str:
+            # No Leadership: this process runs no scheduler (a test, or the web app alone).
+            return str(self.leader.state()["role"]) if self.leader else "single-process"
+
+        return build_web_app(
+            settings=self.settings,
+            store=self.store,
+            momentum=topic_momentum(self.settings),
+            extra_routes=routes,
+            leader_state=leader_state,
+            clock=clock,
+            page_cache_seconds=page_cache_seconds,
+        )
+
     async def serve(self, host: str, port: int, stop: asyncio.Event | None = None) -> None:
         """`papertide serve`: the scheduler (as leader), a worker, the web app and the bots.
 
         Shutdown: the scheduler stops firing, the worker stops claiming and drains, the
         web server and bots see `stop` and return, the leader lock is released.
         """
-        from bot.service.web import serve_web_until
-
         stop = stop or asyncio.Event()
         await self.sync_catalog()
         self.leader = Leadership(self.store.engine)
@@ -202,7 +226,7 @@ class Papertide:
         pieces: list[Awaitable[None]] = [
             self.leader.run(stop),
             self.worker().run(stop),
-            serve_web_until(self, host, port, [r for p in parts for r in p.routes], stop),
+            serve_web_until(self.web_app([r for p in parts for r in p.routes]), host, port, stop),
         ]
         pieces += [service(stop) for p in parts for service in p.services]
         with stop_on_signals(stop):

@@ -82,7 +82,7 @@ class Block:
             raise ImportError('blocked: ' + name)
 sys.meta_path.insert(0, Block())
 import importlib, pkgutil, bot, digests
-skip = ('bot.platforms.', 'bot.cli', 'bot.service', 'bot.demo', 'bot.web', 'bot.store.migrations')
+skip = ('bot.platforms.', 'bot.store.migrations', 'bot.cli.__main__')
 for pkg in (bot, digests):
     for mod in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):
         if not mod.name.startswith(skip):

@@ -25,7 +25,6 @@ from sqlmodel import select
 from bot.config import Settings
 from bot.platforms.email.channel import EmailChannel
 from bot.service.root import Papertide, open_papertide
-from bot.service.web import web_app
 from bot.store.models import Paper, PaperTopic, Topic
 from bot.types import Platform
 
@@ -167,7 +166,7 @@ async def running_web(db_url: str) -> AsyncIterator[WebEnv]:
     clock = Clock()
     async with open_papertide(settings, migrate=False) as root:
         await seed(root.store.sessions)
-        async with serve_app(web_app(root, clock=clock), sock) as base:
+        async with serve_app(root.web_app(clock=clock), sock) as base:
             yield WebEnv(base, settings, root, clock, root.store.sessions)
 
 

@@ -115,7 +115,7 @@ class SlackHandlers:
             if not fresh:
                 log.info("slack.event_duplicate", extra={"event_id": event_id})
                 return BoltResponse(status=200, body="")
-        return await next()  # type: ignore[no-any-return]
+        return await next()
 
     async def on_command(self, ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
         """`/papers …`: ack at once, then run the command and answer via response_url."""
@@ -231,4 +231,4 @@ async def run_socket_mode(settings: Settings, bolt_app: AsyncApp) -> None:
             "Socket Mode needs PAPERTIDE_SLACK_APP_TOKEN", variable="PAPERTIDE_SLACK_APP_TOKEN"
         )
     handler = AsyncSocketModeHandler(bolt_app, settings.slack_app_token.get_secret_value())
-    await handler.start_async()  # type: ignore[no-untyped-call]
+    await handler.start_async()
