@@ -59,15 +59,8 @@ def demo(
 ) -> None:
     """Run the whole product offline on the bundled sample (what `make run` does)."""
     from rich.console import Console
-    from rich.markup import escape
-    from rich.panel import Panel
-    from rich.table import Table
-
-    from bot.demo.preview import alert_previews
-    from bot.demo.run import CHANNEL, PERSON_ALERT, PERSON_EMAIL
 
     out.mkdir(parents=True, exist_ok=True)
-    mailbox = out / "mailbox"
     settings = load_settings().model_copy(update={"sources": ["sample"]})
     console = Console()
     result, rows, universe = run(_demo(settings, out, console))
@@ -81,6 +74,15 @@ def demo(
             f"Sample source: {result.poll.new} new papers, "
             f"{result.poll.new_matches} new topic/alert matches."
         )
+    _show_topics(console, rows, universe)
+    _show_alerts(console, result)
+    _show_digest_and_files(console, result, out)
+
+
+def _show_topics(console: Console, rows: list[TopicReport], universe: str) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     console.rule("Topics and their momentum")
     table = Table("topic", "papers", "momentum (as of now)", box=None, show_lines=False)
     for row in sorted(rows, key=lambda r: -(r.momentum.count_4w if r.momentum else 0)):
@@ -89,17 +91,34 @@ def demo(
     console.print(table)
     if universe:
         console.print(f"(the sample's universe: {universe})")
+
+
+def _show_alerts(console: Console, result: DemoRun) -> None:
+    from rich.markup import escape
+    from rich.panel import Panel
+
+    from bot.demo.preview import alert_previews
+    from bot.demo.run import CHANNEL
+
     console.rule(f"Instant alerts for the demo channel {CHANNEL}")
-    if result.channel_rows:
-        message = result.channel_rows[0]
-        slack, discord = alert_previews(message.kind, message.payload)
-        title = f"Slack · {CHANNEL} (as Block Kit renders it)"
-        console.print(Panel(escape(slack), title=title, border_style="magenta"))
-        title = f"Discord · {CHANNEL} (embeds, mentions off)"
-        console.print(Panel(escape(discord), title=title, border_style="blue"))
-    else:
+    if not result.channel_rows:
         console.print(f"No alerts queued for {CHANNEL}.")
+        return
+    message = result.channel_rows[0]
+    slack, discord = alert_previews(message.kind, message.payload)
+    title = f"Slack · {CHANNEL} (as Block Kit renders it)"
+    console.print(Panel(escape(slack), title=title, border_style="magenta"))
+    title = f"Discord · {CHANNEL} (embeds, mentions off)"
+    console.print(Panel(escape(discord), title=title, border_style="blue"))
+
+
+def _show_digest_and_files(console: Console, result: DemoRun, out: Path) -> None:
+    from rich.markup import escape
+
+    from bot.demo.run import PERSON_ALERT, PERSON_EMAIL
+
     console.rule("Weekly digest")
+    mailbox = out / "mailbox"
     files = [out / "console.txt"]
     if result.digest is not None:
         html_path, text_path = out / "digest.html", out / "digest.txt"

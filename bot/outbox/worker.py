@@ -18,11 +18,8 @@ import socket
 import time
 from collections.abc import Callable, Mapping
 from datetime import timedelta
-from typing import Any
 
-from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from sqlmodel import col
 
 from bot import metrics
 from bot.config import Settings
@@ -39,9 +36,8 @@ from bot.outbox.queue import (
 )
 from bot.outbox.reads import count_by_status
 from bot.outbox.settle import backoff_seconds, settle
-from bot.store.models import OutboxRow, Target
 from bot.timeutil import utcnow
-from bot.types import OutboxStatus, Platform
+from bot.types import Platform
 
 log = logging.getLogger(__name__)
 
@@ -292,48 +288,3 @@ class Worker:
                 self._unsent.append(self._tasks[task])
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
-
-
-async def deliver_until_idle(
-    *,
-    sessions: async_sessionmaker[AsyncSession],
-    settings: Settings,
-    channels: Mapping[Platform, Channel],
-    limit_seconds: float = 60.0,
-) -> int:
-    """Run one worker until no due row is left for these channels; returns rows sent.
-
-    For one-shot runs (`papertide demo`, tests): the long-running service uses `Worker.run`.
-    """
-    platforms = [str(p) for p in channels]
-    due_stmt = (
-        select(func.count())
-        .select_from(OutboxRow)
-        .join(Target, col(Target.id) == col(OutboxRow.target_id))
-        .where(
-            col(OutboxRow.status).in_((OutboxStatus.PENDING, OutboxStatus.SENDING)),
-            col(Target.platform).in_(platforms),
-        )
-    )
-    sent_stmt = select(func.count()).where(col(OutboxRow.status) == OutboxStatus.SENT)
-
-    async def count(stmt: Any) -> int:
-        async with sessions() as session:
-            return int((await session.execute(stmt)).scalar_one())
-
-    before = await count(sent_stmt)
-    stop = asyncio.Event()
-    worker = Worker(sessions=sessions, channels=channels, settings=settings)
-    task = asyncio.create_task(worker.run(stop))
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit_seconds
-    try:
-        # Polling the store: the rows' state lives there, not in any event we could await.
-        while loop.time() < deadline and await count(  # noqa: ASYNC110
-            due_stmt.where(col(OutboxRow.next_attempt_at) <= utcnow())
-        ):
-            await asyncio.sleep(0.1)
-    finally:
-        stop.set()
-        await task
-    return await count(sent_stmt) - before

@@ -27,8 +27,9 @@ from bot.ingest.http import HttpDeps, RateLimiter, build_client
 from bot.ingest.poll import OnNewMatches, OnProgress, PollResult, run_backfill, run_poll
 from bot.ingest.sources.base import Source
 from bot.outbox.channel import Channel
+from bot.outbox.drain import deliver_until_idle
 from bot.outbox.fanout import enqueue_matches
-from bot.outbox.worker import Worker, deliver_until_idle
+from bot.outbox.worker import Worker
 from bot.platforms.registry import PlatformContext, RouteInstaller, build_channels, build_parts
 from bot.service.chat_deps import command_deps, topic_momentum
 from bot.service.leader import Leadership
