@@ -44,8 +44,10 @@ async def seed(db_url: str) -> None:
             session.add(ada)
             await session.flush()
             mailbox = await people.mailbox_of(session=session, person=ada)
-            dm = await get_or_create_target(session=session, platform=Platform.SLACK,
-                                            workspace="T1", address="U1", kind=TargetKind.USER)  # fmt: skip
+            dm = await get_or_create_target(
+                session=session, platform=Platform.SLACK, workspace="T1", address="U1",
+                kind=TargetKind.USER,
+            )  # fmt: skip
             await link_person(session=session, target=dm, person_id=ada.id)
             await set_settings(session=session, target=dm, quiet_hours="22-07", visible=True)
             channel = await get_or_create_target(session=session, platform=Platform.SLACK,
