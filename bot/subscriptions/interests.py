@@ -162,10 +162,11 @@ async def propose(*, session: AsyncSession, library: Library) -> list[Proposal]:
     plans = await asyncio.to_thread(plan_proposals, library, corpus)
     queries = [format_query(parse_query(q)) for _, q, _ in plans]
     counts = await count_matches(session=session, exprs=queries) if queries else []
+    rows = zip(plans, queries, counts, strict=True)
     return [
         Proposal(n=i, kind=kind, query=query, why=why, count=count, alert_id=None)
-        for i, ((kind, _, why), query, count) in enumerate(zip(plans, queries, counts, strict=True), 1)
-    ]  # fmt: skip
+        for i, ((kind, _, why), query, count) in enumerate(rows, 1)
+    ]
 
 
 async def keep_proposals(
@@ -178,11 +179,8 @@ async def keep_proposals(
 def stored_proposals(target: Target | None) -> list[Proposal]:
     """The proposals waiting on a target (none if it has none)."""
     raw: Any = (target.settings if target is not None else {}).get(SETTING) or []
-    return [
-        Proposal(**p)
-        for p in raw
-        if isinstance(p, dict) and set(p) == set(Proposal.__annotations__)
-    ]
+    keys = set(Proposal.__annotations__)
+    return [cast(Proposal, p) for p in raw if isinstance(p, dict) and set(p) == keys]
 
 
 class NoSuchProposal(LookupError):
