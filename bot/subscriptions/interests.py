@@ -18,6 +18,7 @@ an accepted alert go through the target's settings and the alert table's owners.
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
 import math
 from collections import Counter
@@ -190,7 +191,8 @@ class NoSuchProposal(LookupError):
 async def accept(*, session: AsyncSession, target: Target, n: int) -> tuple[Proposal, Alert | None]:
     """Turn proposal `n` into an alert on `target`; (proposal, new alert or None if it
     was accepted before)."""
-    proposals = stored_proposals(target)
+    # A copy: changing the stored list in place would hide the change from the ORM.
+    proposals = copy.deepcopy(stored_proposals(target))
     found = next((p for p in proposals if p.get("n") == n), None)
     if found is None:
         raise NoSuchProposal(n)
