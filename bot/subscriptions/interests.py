@@ -90,7 +90,7 @@ def coauthors(entries: list[Entry]) -> list[tuple[Name, int]]:
             best = shown.get(_name_key(name))
             if best is None or len(name.given) > len(best.given):
                 shown[_name_key(name)] = name  # the fullest spelling of the given names
-    ranked = counts.most_common()
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))  # ties: by name
     if ranked and len(entries) >= 3 and ranked[0][1] >= 0.75 * len(entries):
         ranked = ranked[1:]  # the owner of the library: on (nearly) every entry
     picked = [(shown[k], n) for k, n in ranked if n >= 2 and _author_query(shown[k])]
