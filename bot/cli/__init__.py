@@ -11,7 +11,18 @@ from __future__ import annotations
 
 import typer
 
-from bot.cli import chat, core, demo, digest, ingest, people, query, service, targets
+from bot.cli import (
+    chat,
+    core,
+    demo,
+    digest,
+    ingest,
+    interests,
+    people,
+    query,
+    service,
+    targets,
+)
 
 app = typer.Typer(
     name="papertide",
@@ -38,6 +49,7 @@ app.add_typer(targets.subscriptions, name="subscriptions")
 app.add_typer(people.people, name="people")
 app.command("export")(people.export)
 app.command("import")(people.import_)
+app.add_typer(interests.interests, name="interests")
 
 
 def main() -> None:

@@ -254,3 +254,23 @@ async def test_bad_records_are_skipped_and_the_rest_imported(
     not_ours = tmp_path / "y.json"
     not_ours.write_text("[]")
     assert "not a papertide export" in (await cli(sqlite_url, "import", str(not_ours))).stderr
+
+
+async def test_interests_import_proposes_and_adds_the_accepted_alerts(sqlite_url: str) -> None:
+    from tests.support.paths import FIXTURES
+
+    await seed(sqlite_url)
+    bib = str(FIXTURES / "library" / "zotero_leafac.bib")
+    shown = await cli(sqlite_url, "interests", "import", bib)
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.startswith("4 BibTeX entries (0 skipped)")
+    assert '1. au:"Zachary Palmer"' in shown.stdout
+    dm = next(t for t in await rows(sqlite_url, Target) if t.address == "U1")
+    added = await cli(sqlite_url, "interests", "import", bib, "--target", str(dm.id),
+                      "--accept", "1", "--accept", "2", "--json")  # fmt: skip
+    result = json.loads(added.stdout)
+    assert [a["query"] for a in result["added"]] == ['au:"Zachary Palmer"', 'au:"Scott F Smith"']
+    queries = sorted(a.query for a in await rows(sqlite_url, Alert) if a.target_id == dm.id)
+    assert queries == ['au:"Scott F Smith"', 'au:"Yi Wu"', 'au:"Zachary Palmer"']
+    lonely = await cli(sqlite_url, "interests", "import", bib, "--accept", "1")
+    assert lonely.exit_code == 1
