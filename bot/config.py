@@ -85,6 +85,19 @@ class Settings(BaseSettings):
     console_out: str = Field(
         "-", description="Console adapter output: '-' for stdout or a file path"
     )
+    apprise_rate_per_second: float = Field(
+        0.33, description="Messages per second to one Apprise target (Telegram groups: 20/min)"
+    )
+    apprise_timeout_seconds: float = Field(
+        30.0, description="Longest wait for one Apprise delivery before it is retried"
+    )
+    allow_private_urls: bool = Field(
+        False,
+        description="Allow webhook/Apprise targets and fetched URLs on internal addresses",
+    )
+    import_max_bytes: int = Field(
+        5_000_000, description="Largest library export /papers import reads (file or URL)"
+    )
 
     # Slack
     slack_bot_token: SecretStr | None = Field(

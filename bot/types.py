@@ -77,6 +77,7 @@ class Platform(StrEnum):
     DISCORD = "discord"
     EMAIL = "email"
     WEBHOOK = "webhook"  # any HTTP endpoint: the JSON message POSTed to target.address
+    APPRISE = "apprise"  # Mattermost, Teams, Matrix, Telegram, Zulip, ntfy…: an Apprise URL
 
 
 class TargetKind(StrEnum):

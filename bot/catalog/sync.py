@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from bot.catalog.file import TopicSpec, load_topics
 from bot.catalog.refile import refile_topics
@@ -79,3 +80,29 @@ async def sync_catalog(*, session: AsyncSession, path: Path) -> SyncReport:
     await refile_topics(session=session, slugs=report.refile)
     log.info("topics.synced", extra={"added": report.added, "changed": report.changed})
     return report
+
+
+async def restore_topics(*, session: AsyncSession, topics: list[dict[str, Any]]) -> list[str]:
+    """Add the topics of a backup whose slug is unknown here (existing ones, synced from
+    this install's catalog, are left alone); returns the slugs added, filed over the
+    stored papers. A restored topic missing from the catalog file goes inactive at the
+    next start, like any topic that left the catalog."""
+    known = set((await session.execute(select(col(Topic.slug)))).scalars())
+    added = []
+    for values in topics:
+        if values["slug"] in known:
+            continue
+        session.add(
+            Topic(
+                slug=values["slug"], name=values["name"], query=values.get("query", ""),
+                categories=list(values.get("categories", [])),
+                related=list(values.get("related", [])),
+                description=values.get("description", ""),
+                active=bool(values.get("active", True)), updated_at=utcnow(),
+            )
+        )  # fmt: skip
+        known.add(values["slug"])
+        added.append(values["slug"])
+    await session.flush()
+    await refile_topics(session=session, slugs=added)
+    return added

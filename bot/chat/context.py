@@ -35,6 +35,8 @@ class CommandContext:
     user: str
     is_dm: bool
     can_manage_channel: bool
+    # A file the person attached (`/papers import`), read on demand; None: nothing attached.
+    upload: Callable[[], Awaitable[bytes | None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +47,7 @@ class Reply:
     lines: tuple[str, ...] = ()
     ephemeral: bool = True
     error: bool = False
+    mentions: tuple[str, ...] = ()  # placeholders (chat.text.mention) shown as mentions
 
 
 async def _no_momentum(_session: AsyncSession, _slug: str) -> str | None:
@@ -68,6 +71,8 @@ class CommandDeps:
     channel_changes: str = "managers"  # or "everyone"
     command: str = "/papers"
     now: Callable[[], datetime] = field(default=utcnow)
+    # `/papers import <url>`: the export's bytes, bounded, internal addresses refused.
+    fetch_url: Callable[[str], Awaitable[bytes]] | None = None
 
 
 class Refusal(Exception):

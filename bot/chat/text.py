@@ -100,3 +100,25 @@ def reason_summary(reason: Mapping[str, Any]) -> tuple[str, list[str]]:
     if reason.get("kind") == "alert":
         return f"alert #{reason.get('id')} {reason.get('query', '')}".strip(), terms
     return f"topic {reason.get('name') or reason.get('slug', '')}".strip(), terms
+
+
+_MENTION_TOKEN = re.compile("\x1f(channel|user):([A-Za-z0-9]{1,40})\x1f")
+
+
+def mention(kind: str, ident: str) -> str:
+    """A placeholder for a channel or user mention; renderers turn it into their own
+    form (`<#C1>`, `<@U1>`) only when the Reply lists it in `mentions`."""
+    safe = re.sub(r"[^A-Za-z0-9]", "", ident)[:40]
+    return f"\x1f{kind}:{safe}\x1f"
+
+
+def show_mentions(text: str, allowed: Sequence[str], channel: str, user: str) -> str:
+    """Placeholders of `allowed` as `channel`/`user` formats (`{id}` inside); any other
+    placeholder (from stored text, say) becomes its bare id."""
+
+    def one(found: re.Match[str]) -> str:
+        if found.group(0) not in allowed:
+            return found.group(2)
+        return (channel if found.group(1) == "channel" else user).format(id=found.group(2))
+
+    return _MENTION_TOKEN.sub(one, text)

@@ -11,7 +11,18 @@ from __future__ import annotations
 
 import typer
 
-from bot.cli import chat, core, demo, digest, ingest, query, service
+from bot.cli import (
+    chat,
+    core,
+    demo,
+    digest,
+    ingest,
+    interests,
+    people,
+    query,
+    service,
+    targets,
+)
 
 app = typer.Typer(
     name="papertide",
@@ -33,6 +44,12 @@ app.command("worker")(service.worker)
 app.add_typer(service.outbox, name="outbox")
 app.add_typer(digest.digest, name="digest")
 app.add_typer(chat.discord, name="discord")
+app.add_typer(targets.targets, name="targets")
+app.add_typer(targets.subscriptions, name="subscriptions")
+app.add_typer(people.people, name="people")
+app.command("export")(people.export)
+app.command("import")(people.import_)
+app.add_typer(interests.interests, name="interests")
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ def rates_from_settings(settings: Settings) -> dict[Platform, float]:
         Platform.SLACK: settings.slack_rate_per_second,
         Platform.DISCORD: settings.discord_rate_per_second,
         Platform.EMAIL: settings.email_rate_per_second,
+        Platform.APPRISE: settings.apprise_rate_per_second,
     }
 
 

@@ -232,3 +232,35 @@ def bounce_counter(sessions: async_sessionmaker[AsyncSession]) -> Callable[[int]
             return await record_hard_bounce(session=session, target_id=target_id)
 
     return count
+
+
+async def restore_target(
+    *, session: AsyncSession, values: dict[str, Any], person_id: int | None
+) -> tuple[Target, bool]:
+    """Insert a target exactly as a backup describes it, unless (platform, workspace,
+    address) exists; (the row, whether it was inserted). An existing row is kept as is."""
+    row: dict[str, Any] = {
+        "platform": str(values["platform"]),
+        "kind": str(values["kind"]),
+        "workspace": str(values.get("workspace", "")),
+        "address": str(values["address"]),
+        "person_id": person_id,
+        "settings": dict(values.get("settings") or {}),
+        "disabled_at": values.get("disabled_at"),
+        "disabled_reason": values.get("disabled_reason"),
+        "failure_count": int(values.get("failure_count") or 0),
+        "created_at": values.get("created_at") or utcnow(),
+    }
+    stmt = dialect_insert(session, Target).values(row)
+    inserted = await session.execute(
+        stmt.on_conflict_do_nothing(index_elements=["platform", "workspace", "address"]).returning(
+            col(Target.id)
+        )
+    )
+    created = inserted.scalar_one_or_none() is not None
+    target = await find_target(
+        session=session, platform=Platform(row["platform"]), workspace=row["workspace"],
+        address=row["address"],
+    )  # fmt: skip
+    assert target is not None
+    return target, created

@@ -81,6 +81,7 @@ PLATFORMS: tuple[Entry, ...] = (
         lambda s: s.discord_token is not None,
     ),
     Entry(Platform.EMAIL, "bot.platforms.email.plugin", "PAPERTIDE_SMTP_HOST", _smtp_set),
+    Entry(Platform.APPRISE, "bot.platforms.apprise.plugin", "(always on: `papertide targets add`)"),
 )
 
 

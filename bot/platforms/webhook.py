@@ -14,6 +14,7 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
+from bot.ingest.safeurl import check_http_url
 from bot.outbox.channel import Delivered, DeliveryResult, Failed, Retry
 from bot.platforms.registry import PlatformContext
 from bot.types import OutboundMessage, Platform
@@ -79,6 +80,18 @@ class WebhookChannel:
         if code == 408 or code >= 500:
             return Retry(reason)
         return Failed(reason, disable_target=code in (404, 410))
+
+
+async def check_webhook_url(url: str, *, allow_private: bool) -> str:
+    """The URL a webhook target may have: http(s), its host public unless allowed."""
+    return await check_http_url(url, allow_private=allow_private)
+
+
+def mask_webhook_url(url: str) -> str:
+    """Scheme and host only: a webhook's path and query often are its secret."""
+    scheme, _, rest = url.partition("://")
+    host = rest.split("/", 1)[0].rsplit("@", 1)[-1]
+    return f"{scheme}://{host}/…" if "/" in rest.strip("/") or "?" in rest else url
 
 
 def build_channel(ctx: PlatformContext) -> WebhookChannel:

@@ -3,7 +3,7 @@ validator and back-test, momentum, and the email double opt-in."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.catalog.stats import load_topic_momentum
 from bot.chat.commands import CommandDeps
 from bot.config import Settings
+from bot.ingest.safeurl import fetch_limited
 from bot.matching.query import format_query, parse_query
 from bot.matching.trial import test_query
 from bot.subscriptions.chat_digest import chat_digest_hook
@@ -54,4 +55,19 @@ def command_deps(settings: Settings) -> CommandDeps:
         momentum_line=momentum_line,
         channel_changes=settings.channel_changes,
         command=settings.slack_command,
+        fetch_url=library_fetcher(settings),
     )
+
+
+def library_fetcher(settings: Settings) -> Callable[[str], Awaitable[bytes]]:
+    """`/papers import <url>`: bounded in size and time, internal addresses refused."""
+
+    async def fetch(url: str) -> bytes:
+        return await fetch_limited(
+            url, max_bytes=settings.import_max_bytes,
+            time_limit=min(settings.http_timeout_seconds, 20.0),
+            allow_private=settings.allow_private_urls,
+            headers={"User-Agent": settings.user_agent},
+        )  # fmt: skip
+
+    return fetch

@@ -122,7 +122,7 @@ class Target(SQLModel, table=True):
     platform: str = Field(max_length=16)  # bot.types.Platform
     kind: str = Field(max_length=16)  # bot.types.TargetKind
     workspace: str = Field(default="", max_length=64)  # Slack team / Discord guild
-    address: str = Field(max_length=320)  # channel id, user id, email
+    address: str = Field(max_length=2048)  # channel id, user id, email, Apprise/webhook URL
     person_id: int | None = Field(default=None, foreign_key="person.id", index=True)
     # Typed per-target settings (quiet hours, pacing overrides, thread ts…), one column.
     settings: dict[str, Any] = _json(default_factory=dict)

@@ -84,3 +84,28 @@ async def set_active_alerts(
         .values(active=col(Alert.id).in_(list(active_ids) or [-1])),
         execution_options={"synchronize_session": False},
     )
+
+
+async def restore_alert(
+    *,
+    session: AsyncSession,
+    target: Target,
+    query: str,
+    active: bool,
+    muted_until: datetime | None,
+    created_at: datetime | None,
+) -> bool:
+    """An alert as a backup describes it, unless the target has the same query already
+    (so importing one backup twice adds nothing)."""
+    same = await session.execute(
+        select(col(Alert.id)).where(col(Alert.target_id) == target.id, col(Alert.query) == query)
+    )
+    if same.first() is not None:
+        return False
+    assert target.id is not None
+    session.add(
+        Alert(target_id=target.id, query=query, active=active, muted_until=muted_until,
+              created_at=created_at or utcnow())
+    )  # fmt: skip
+    await session.flush()
+    return True

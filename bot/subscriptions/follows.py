@@ -115,3 +115,31 @@ async def set_quiet_hours(
         quiet_hours=text,
         **({"timezone": timezone} if timezone else {}),
     )
+
+
+async def restore_follow(
+    *,
+    session: AsyncSession,
+    target: Target,
+    topic: Topic,
+    muted_until: datetime | None,
+    created_at: datetime | None,
+) -> bool:
+    """A follow as a backup describes it, unless the target already follows the topic."""
+    result = await session.execute(
+        insert_ignore(
+            session, Subscription, target_id=target.id, topic_id=topic.id,
+            muted_until=muted_until, created_at=created_at or utcnow(),
+        ).returning(col(Subscription.id))
+    )  # fmt: skip
+    return result.scalar_one_or_none() is not None
+
+
+async def delete_follows_of(*, session: AsyncSession, target_ids: Collection[int]) -> int:
+    """Every follow of these targets (a person forgotten, a target removed)."""
+    result = await session.execute(
+        delete(Subscription)
+        .where(col(Subscription.target_id).in_(list(target_ids) or [-1]))
+        .returning(col(Subscription.id))
+    )
+    return len(result.all())

@@ -7,6 +7,7 @@ Keyword-only functions taking an explicit `session`; they flush, the caller comm
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -122,3 +123,27 @@ async def set_schedule(
 async def delete_person_row(*, session: AsyncSession, person: Person) -> None:
     await session.delete(person)
     await session.flush()
+
+
+async def restore_person(*, session: AsyncSession, values: dict[str, Any]) -> tuple[Person, bool]:
+    """A person as a backup describes them, unless the address is known (then the
+    existing row is kept as is); (the row, whether it was created)."""
+    email = str(values["email"])
+    found = await find_person(session=session, email=email)
+    if found is not None:
+        return found, False
+    person = Person(
+        email=email,
+        email_status=str(EmailStatus(values.get("email_status", "none"))),
+        confirm_sent_at=values.get("confirm_sent_at"),
+        confirmed_at=values.get("confirmed_at"),
+        timezone=str(values.get("timezone") or "UTC"),
+        digest_weekday=int(values.get("digest_weekday", 0)),
+        digest_hour=int(values.get("digest_hour", 8)),
+        send_quiet_week=bool(values.get("send_quiet_week", True)),
+    )
+    if values.get("created_at") is not None:
+        person.created_at = values["created_at"]
+    session.add(person)
+    await session.flush()
+    return person, True

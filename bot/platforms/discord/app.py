@@ -10,6 +10,7 @@ PAPERTIDE_CHANNEL_CHANGES=everyone. Every reply sets allowed_mentions to none.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 import discord
@@ -19,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.catalog.lookup import search_topics
 from bot.chat.commands import CommandContext, CommandDeps, Reply, run_command
-from bot.chat.text import cut_text
+from bot.chat.text import cut_text, show_mentions
 from bot.config import Settings
 from bot.errors import ConfigError
 from bot.platforms.discord.render import DESCRIPTION_MAX, TITLE_MAX, clean
@@ -27,7 +28,23 @@ from bot.types import Platform
 
 log = logging.getLogger(__name__)
 
-SLOW_COMMANDS = ("alert test", "topics")
+SLOW_COMMANDS = ("alert test", "topics", "import")
+MAX_UPLOAD_BYTES = 5_000_000
+
+
+def _attachment_reader(file: discord.Attachment | None) -> Any:
+    """Read an attached export on demand, refusing one larger than MAX_UPLOAD_BYTES."""
+    if file is None:
+        return None
+
+    async def read() -> bytes | None:
+        if file.size > MAX_UPLOAD_BYTES:
+            return None
+        return await file.read()
+
+    return read
+
+
 INVITE_PERMISSIONS = discord.Permissions(view_channel=True, send_messages=True, embed_links=True)
 
 
@@ -56,7 +73,11 @@ def to_reply_embed(reply: Reply) -> discord.Embed:
     """A Reply as one embed within Discord's limits."""
     embed = discord.Embed(
         title=cut_text(reply.title, TITLE_MAX),
-        description=cut_text("\n".join(reply.lines), DESCRIPTION_MAX) or None,
+        description=cut_text(
+            show_mentions("\n".join(reply.lines), reply.mentions, "<#{id}>", "<@{id}>"),
+            DESCRIPTION_MAX,
+        )
+        or None,
         colour=discord.Colour.red() if reply.error else discord.Colour.blurple(),
     )
     return embed
@@ -72,7 +93,9 @@ class PapersGroup(app_commands.Group):
         self.sessions = sessions
         self.deps = deps
 
-    async def run(self, interaction: discord.Interaction[Any], text: str) -> None:
+    async def run(
+        self, interaction: discord.Interaction[Any], text: str, upload: Any = None
+    ) -> None:
         """Parse → act → reply; defer first when the work may pass 3 seconds."""
         assert self.sessions is not None
         assert self.deps is not None
@@ -80,9 +103,8 @@ class PapersGroup(app_commands.Group):
         if slow:
             await interaction.response.defer(ephemeral=True, thinking=True)
         async with self.sessions() as session:
-            reply = await run_command(
-                session=session, ctx=context_for(interaction), text=text, deps=self.deps
-            )
+            ctx = replace(context_for(interaction), upload=upload)
+            reply = await run_command(session=session, ctx=ctx, text=text, deps=self.deps)
             await session.commit()
         embed = to_reply_embed(reply)
         none = discord.AllowedMentions.none()
@@ -151,6 +173,30 @@ class PapersGroup(app_commands.Group):
         me: bool = False,
     ) -> None:
         await self.run(interaction, f"quiet-hours {hours} {timezone}" + (" me" if me else ""))
+
+    @app_commands.command(name="who", description="Channels and people here following a topic")
+    async def who(self, interaction: discord.Interaction[Any], topic: str) -> None:
+        await self.run(interaction, f"who {topic}")
+
+    @app_commands.command(name="visible", description="Show yourself in /papers who: on or off")
+    async def visible(self, interaction: discord.Interaction[Any], on: bool) -> None:
+        await self.run(interaction, f"visible {'on' if on else 'off'}")
+
+    @app_commands.command(name="import", description="Alerts from your BibTeX, RIS or CSL-JSON")
+    @app_commands.describe(
+        file="Your library export", url="Or where to fetch it", accept="Accept proposal n"
+    )
+    async def import_(
+        self,
+        interaction: discord.Interaction[Any],
+        file: discord.Attachment | None = None,
+        url: str = "",
+        accept: int = 0,
+    ) -> None:
+        if accept:
+            await self.run(interaction, f"import accept {accept}")
+            return
+        await self.run(interaction, f"import {url}".strip(), upload=_attachment_reader(file))
 
     @app_commands.command(name="help", description="What /papers can do")
     async def help_(self, interaction: discord.Interaction[Any]) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.chat.commands import Reply
-from bot.chat.text import author_line, cut_at_sentence, cut_text, reason_summary
+from bot.chat.text import author_line, cut_at_sentence, cut_text, reason_summary, show_mentions
 from bot.types import MessageKind, TargetKind
 
 MAX_BLOCKS = 50
@@ -196,7 +196,7 @@ def render_reply(reply: Reply) -> dict[str, Any]:
     title = f"*{escape(reply.title)}*" if not reply.error else f":warning: {escape(reply.title)}"
     sections: list[str] = [title]
     for line in reply.lines:
-        line = cut_text(escape(line), 1000)
+        line = show_mentions(cut_text(escape(line), 1000), reply.mentions, "<#{id}>", "<@{id}>")
         if len(sections[-1]) + len(line) + 1 > MAX_SECTION - 50 or len(sections) == 1:
             sections.append(line)
         else:
