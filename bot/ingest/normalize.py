@@ -20,7 +20,7 @@ from __future__ import annotations
 import operator
 import unicodedata
 
-from bot.store.records import PAPER, safe_link
+from bot.store.records import MAX_LINK_CHARS, PAPER, safe_link
 from bot.types import Author, PaperRecord
 
 MAX_AUTHORS = 1000  # collaborations list more; the rest is not matchable, never a crash
@@ -60,10 +60,11 @@ def clean_text(text: str) -> str:
 
     Returns `text` itself when nothing changes (checked in C for the common case).
     """
-    tidy = text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
+    printable = text.isprintable()
+    tidy = printable and "  " not in text and text[:1] != " " and text[-1:] != " "
     if tidy and text.isascii():
         return text  # the common case, checked in C: nothing to do
-    if not text.isprintable():
+    if not printable:
         text = text.translate(_STRIP)
     if not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
@@ -88,7 +89,7 @@ def normalize(record: PaperRecord) -> PaperRecord:
     title = clamp(clean_text(record.title), MAX_TITLE_CHARS)
     if not title:
         raise BadRecord(f"{record.id}: no title")
-    doi = clean_text(record.doi).strip().lower()
+    doi = clean_text(record.doi).strip().lower() if record.doi else ""
     # Built directly, not with dataclasses.replace: this runs for every paper ingested.
     return PaperRecord(
         id=record.id,
@@ -117,8 +118,21 @@ def _categories(categories: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _links(links: dict[str, str]) -> dict[str, str]:
-    safe = {k[:20]: kept for k, v in links.items() if (kept := safe_link(v))}
-    return links if safe == links else safe  # keep the source's dict when all is well
+    if all(map(_plain_http, links.values())):
+        return links  # the common case (arXiv's own links), checked without parsing
+    return {k[:20]: kept for k, v in links.items() if (kept := safe_link(v))}
+
+
+def _plain_http(url: str) -> bool:
+    """True for an http(s) URL with a host that safe_link keeps as it is (cheap checks)."""
+    start = 8 if url.startswith("https://") else 7 if url.startswith("http://") else 0
+    return (
+        start > 0
+        and len(url) <= MAX_LINK_CHARS
+        and url[start : start + 1] not in ("", "/", "?", "#", "\\", "@", ":", "[")
+        and url.isprintable()
+        and " " not in url
+    )
 
 
 def _clean_authors(authors: tuple[Author, ...]) -> tuple[Author, ...]:
