@@ -57,6 +57,26 @@ class Settings(BaseSettings):
         description="Categories to poll; empty means the union of the topics' categories",
     )
     http_timeout_seconds: float = Field(30.0, description="Timeout of one HTTP request to a source")
+    fetch_max_bytes: int = Field(
+        32 * 1024 * 1024,
+        gt=0,
+        description="Most bytes one fetch from a source may send on the wire (compressed)",
+    )
+    fetch_max_inflated_bytes: int = Field(
+        64 * 1024 * 1024,
+        gt=0,
+        description="Most bytes one fetch's body may inflate to (gzip, deflate)",
+    )
+    fetch_deadline_seconds: float = Field(
+        120.0,
+        gt=0,
+        description="Whole-fetch deadline, retries and body included; a trickling server fails",
+    )
+    retry_after_max_seconds: float = Field(
+        60.0,
+        ge=0,
+        description="Longest Retry-After a fetch waits; a longer one fails it until the next poll",
+    )
     poll_interval_minutes: int = Field(
         60, description="Interval of the poll job for non-RSS sources"
     )

@@ -18,12 +18,17 @@ class Author:
 
 
 class AnnounceType(StrEnum):
-    """arXiv RSS `announce_type`; API and generic feeds yield NEW."""
+    """arXiv RSS `announce_type` (the types arXiv/arxiv-feed writes); API and feeds yield NEW.
+
+    `absonly` announces changed metadata (abstract, title, references) of a paper without
+    a new version.
+    """
 
     NEW = "new"
     CROSS = "cross"
     REPLACE = "replace"
     REPLACE_CROSS = "replace-cross"
+    ABSONLY = "absonly"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +39,7 @@ class PaperRecord:
     from a generic feed without an arXiv id use `doi:<doi>` or `url:<sha1 of link>`.
     `published` is the first version's submission time (UTC); `updated` the latest.
     Text fields keep LaTeX for display; matching derives plain text itself.
+    `authoritative` marks the arXiv API's record, which repairs what a feed stored first.
     """
 
     id: str
@@ -50,6 +56,7 @@ class PaperRecord:
     doi: str = ""
     links: dict[str, str] = field(default_factory=dict)
     announce_type: AnnounceType = AnnounceType.NEW
+    authoritative: bool = False
 
     @property
     def primary_category(self) -> str:

@@ -3,22 +3,29 @@
 `load_week` runs once per ISO week (momentum + the week's papers of every topic);
 `load_recipients` loads a batch of people in four queries (people, follows, alerts,
 alert matches), so memory stays flat however many recipients there are.
+
+An alert added during a week covers that week's earlier papers in its recap: papers
+stored before it existed were never matched against it (ingest matches what arrives),
+so they are matched here, in memory, against the week's papers. Nothing is recorded and
+nothing is sent: the past is shown in the digest, never alerted.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from datetime import timedelta
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from bot.catalog.momentum import digest_as_of
 from bot.catalog.stats import load_momentum_and_universe
 from bot.config import Settings
+from bot.errors import QueryError
+from bot.matching.engine import MatchEngine
 from bot.store.models import (
     Alert,
     AlertMatch,
@@ -29,7 +36,8 @@ from bot.store.models import (
     Target,
     Topic,
 )
-from bot.store.records import paper_url
+from bot.store.records import PAPER, paper_url, record_from_row
+from bot.types import MatchKind
 from digests.build import AlertInfo, DigestPaper, Recipient, RecipientData, TopicInfo, WeekData
 
 
@@ -43,6 +51,18 @@ def to_digest_paper(paper: Paper, topic_count: int = 1) -> DigestPaper:
         published=paper.published,
         primary_category=paper.primary_category,
         topic_count=topic_count,
+    )
+
+
+def _digest_paper_from_row(row: Mapping[Any, Any]) -> DigestPaper:
+    """A stored paper from its Core row mapping (`select(PAPER)`), as the digest shows it."""
+    return DigestPaper(
+        id=row["id"],
+        title=row["title"],
+        authors=tuple(str(a.get("name", "")) for a in row["authors"]),
+        url=paper_url(row["id"], row["links"] or {}),
+        published=row["published"],
+        primary_category=row["primary_category"],
     )
 
 
@@ -96,14 +116,18 @@ async def load_recipients(
     ):
         follows[int(person_id or 0)].add(slug)
     alerts: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    for alert_id, person_id, query in await session.execute(
-        select(col(Alert.id), col(Target.person_id), col(Alert.query))
+    created: dict[int, tuple[str, datetime]] = {}
+    for alert_id, person_id, query, created_at in await session.execute(
+        select(col(Alert.id), col(Target.person_id), col(Alert.query), col(Alert.created_at))
         .join(Target, col(Target.id) == col(Alert.target_id))
         .where(col(Target.person_id).in_(ids), col(Alert.active).is_(True))
         .order_by(col(Alert.id))
     ):
         alerts[int(person_id or 0)].append((int(alert_id or 0), str(query)))
+        created[int(alert_id or 0)] = (str(query), created_at)
     caught = await _alert_papers(session, [a for v in alerts.values() for a, _ in v], week)
+    for alert_id, papers in (await _recap_new_alerts(session, created, week)).items():
+        _add_caught(caught.setdefault(alert_id, []), papers)
     result = []
     for person in people:
         if person.id is None or not person.email:
@@ -138,3 +162,55 @@ async def _alert_papers(
         known = week.papers.get(paper.id)
         caught[int(alert_id)].append(known or to_digest_paper(paper))
     return caught
+
+
+def _add_caught(caught: list[DigestPaper], more: list[DigestPaper]) -> None:
+    """Merge `more` into `caught` once each, newest first (the order of `_alert_papers`)."""
+    seen = {p.id for p in caught}
+    caught += [p for p in more if p.id not in seen]
+    caught.sort(key=lambda p: p.id)
+    caught.sort(key=lambda p: p.published, reverse=True)
+
+
+RECAP_CHUNK = 1000  # papers read and matched at a time
+
+
+async def _recap_new_alerts(
+    session: AsyncSession, alerts: Mapping[int, tuple[str, datetime]], week: WeekData
+) -> dict[int, list[DigestPaper]]:
+    """The week's papers stored before an alert added during the week, that it matches.
+
+    Pure matching on the week's papers (published or stored during the week), read in
+    chunks; nothing is written, so no instant alert is ever sent for them.
+    """
+    start = week.as_of - timedelta(days=7)
+    engine = MatchEngine()
+    since: dict[int, datetime] = {}
+    for alert_id, (query, created_at) in alerts.items():
+        if not start <= created_at < week.as_of:
+            continue  # older alerts matched these papers as they arrived
+        try:
+            engine.add_alert(alert_id, query)
+        except QueryError:
+            continue  # a query that no longer parses catches nothing, as at ingest
+        since[alert_id] = created_at
+    if not since:
+        return {}
+    in_week = or_(
+        and_(PAPER.c.published >= start, PAPER.c.published < week.as_of),
+        and_(PAPER.c.ingested_at >= start, PAPER.c.ingested_at < week.as_of),
+    )
+    stmt = select(PAPER).where(in_week, PAPER.c.ingested_at < max(since.values()))
+    found: dict[int, list[DigestPaper]] = defaultdict(list)
+    last = ""
+    while True:
+        chunk = stmt.where(PAPER.c.id > last).order_by(PAPER.c.id).limit(RECAP_CHUNK)
+        rows = (await session.execute(chunk)).mappings().all()
+        for row in rows:
+            for match in engine.match(record_from_row(row)):
+                if match.kind is MatchKind.ALERT and row["ingested_at"] < since[match.ref_id]:
+                    known = week.papers.get(row["id"])
+                    found[match.ref_id].append(known or _digest_paper_from_row(row))
+        if len(rows) < RECAP_CHUNK:
+            return found
+        last = rows[-1]["id"]

@@ -67,15 +67,18 @@ def backfill(
 
 
 def status(as_json: bool = JSON_OPTION) -> None:
-    """Per source: last poll, last announcement and its size, the next one, stale feeds."""
-    from bot.ingest.status import collect_status, describe
+    """Per source: last poll, failing or stalled polls, the last announcement and the next."""
+    from bot.ingest.status import collect_status, describe, stall_after
     from bot.timeutil import utcnow
 
     settings = load_settings()
 
     async def go(root: Papertide) -> list[dict[str, Any]]:
         async with root.store.read_sessions() as session:
-            return await collect_status(session=session, names=settings.sources, now=utcnow())
+            return await collect_status(
+                session=session, names=settings.sources, now=utcnow(),
+                stalled_after=stall_after(settings.fetch_deadline_seconds),
+            )  # fmt: skip
 
     rows = with_root(go, settings)
     if as_json:

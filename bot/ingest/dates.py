@@ -32,6 +32,14 @@ class DateParseError(PapertideError, ValueError):
 
 def parse_date(text: str) -> datetime:
     """Parse `text` to an aware UTC datetime, or raise DateParseError."""
+    try:
+        return _parse(text)
+    except OverflowError as exc:
+        # A date near year 1 or 9999 whose offset moves it out of range (and its kin).
+        raise DateParseError(text) from exc
+
+
+def _parse(text: str) -> datetime:
     value = text.strip()
     if not value:
         raise DateParseError(text)

@@ -10,8 +10,6 @@ Running the same batch twice stores nothing twice and reports no new match.
 from __future__ import annotations
 
 import logging
-import operator
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -21,6 +19,7 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.ingest.gcpause import paused_gc
+from bot.ingest.normalize import BadRecord, normalize
 from bot.matching.matches import record_matches
 from bot.store.dialect import dialect_insert
 from bot.store.records import PAPER, record_from_row, record_to_row
@@ -30,7 +29,8 @@ from bot.types import AnnounceType, Author, Match, PaperMatcher, PaperRecord
 log = logging.getLogger(__name__)
 
 _CHUNK = 500  # ids per IN (...) list
-_REPLACES = (AnnounceType.REPLACE, AnnounceType.REPLACE_CROSS)
+# Announcements about a paper arXiv announced before: never a new paper by themselves.
+_REPLACES = (AnnounceType.REPLACE, AnnounceType.REPLACE_CROSS, AnnounceType.ABSONLY)
 _CROSSES = (AnnounceType.CROSS, AnnounceType.REPLACE_CROSS)
 
 
@@ -43,6 +43,7 @@ class IngestReport:
     unchanged: int = 0
     ignored: int = 0  # replacements of papers we never stored
     new_matches: list[Match] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)  # why records could not be stored
 
     def add(self, other: IngestReport) -> None:
         self.new += other.new
@@ -50,60 +51,7 @@ class IngestReport:
         self.unchanged += other.unchanged
         self.ignored += other.ignored
         self.new_matches += other.new_matches
-
-
-def clean_text(text: str) -> str:
-    """Collapse whitespace and line breaks; keep LaTeX and Unicode as written (NFC)."""
-    tidy = text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
-    if tidy and text.isascii():
-        return text  # the common case, checked in C: nothing to do
-    if not unicodedata.is_normalized("NFC", text):
-        text = unicodedata.normalize("NFC", text)
-    return text if tidy else " ".join(text.split())
-
-
-def normalize(record: PaperRecord) -> PaperRecord:
-    """A record with tidy text, NFC names and each category once (primary first)."""
-    # Built directly, not with dataclasses.replace: this runs for every paper ingested.
-    return PaperRecord(
-        id=record.id,
-        version=record.version,
-        title=clean_text(record.title),
-        abstract=clean_text(record.abstract),
-        authors=_clean_authors(record.authors),
-        categories=tuple(dict.fromkeys(c.strip() for c in record.categories if c.strip())),
-        published=record.published,
-        updated=record.updated,
-        source=record.source,
-        comment=clean_text(record.comment),
-        journal_ref=clean_text(record.journal_ref),
-        doi=record.doi.strip().lower(),
-        links=record.links,
-        announce_type=record.announce_type,
-    )
-
-
-def _clean_authors(authors: tuple[Author, ...]) -> tuple[Author, ...]:
-    cleaned = tuple(_clean_author(a) for a in authors if a.name.strip())
-    # Keep the tuple the source built when nothing changed: fewer objects per paper.
-    if len(cleaned) == len(authors) and all(map(operator.is_, cleaned, authors)):
-        return authors
-    return cleaned
-
-
-def _clean_author(author: Author) -> Author:
-    name = clean_text(author.name)
-    affiliations = author.affiliations
-    if affiliations and not all(map(_is_clean, affiliations)):
-        affiliations = tuple(clean_text(x) for x in affiliations if x.strip())
-    if name == author.name and affiliations is author.affiliations:
-        return author
-    return Author(name, affiliations)
-
-
-def _is_clean(text: str) -> bool:
-    """True when clean_text would return `text` unchanged and keep it (cheap C checks)."""
-    return bool(text) and clean_text(text) is text
+        self.rejected += other.rejected
 
 
 def merge(old: PaperRecord, new: PaperRecord) -> PaperRecord:
@@ -130,9 +78,9 @@ async def ingest_batch(
     """Persist one batch (caller commits); returns what is new, changed and newly matched."""
     now = now or utcnow()
     report = IngestReport()
-    # The pure steps run with the collector paused (see bot/sources/gcpause.py).
+    # The pure steps run with the collector paused (see bot/ingest/gcpause.py).
     with paused_gc():
-        normalized = [normalize(r) for r in records]
+        normalized = _normalize_all(records, report)
     batch: dict[str, PaperRecord] = {}
     for record in await _alias_dois(session, normalized):
         seen = batch.get(record.id)
@@ -148,6 +96,17 @@ async def ingest_batch(
         await session.execute(_UPDATE, updates)
     report.new_matches = await _store_matches(session, to_match, matcher, now)
     return report
+
+
+def _normalize_all(records: Sequence[PaperRecord], report: IngestReport) -> list[PaperRecord]:
+    # One record that cannot be stored is reported and left out; the batch goes on.
+    out: list[PaperRecord] = []
+    for record in records:
+        try:
+            out.append(normalize(record))
+        except BadRecord as exc:
+            report.rejected.append(str(exc))
+    return out
 
 
 def _plan(
@@ -210,28 +169,81 @@ def _apply(row: PaperRecord, record: PaperRecord) -> PaperRecord | None:
     if record.announce_type == AnnounceType.CROSS:
         # A cross-list of a known paper only adds its category.
         return replace(row, categories=cats) if cats != row.categories else None
-    if record.version > row.version:
-        if record.announce_type in _REPLACES:
-            # An RSS replacement carries no authors' affiliations and no dates of note.
-            final = replace(
-                row,
-                version=record.version,
-                title=record.title,
-                abstract=record.abstract or row.abstract,
-                updated=max(row.updated, record.updated),
-            )
-        else:
-            final = replace(record, published=min(row.published, record.published))
-        cats = tuple(dict.fromkeys(final.categories + row.categories))
-        return replace(final, categories=cats)
-    filled = replace(
-        row,
-        categories=cats,
-        doi=row.doi or record.doi,
-        comment=row.comment or record.comment,
-        journal_ref=row.journal_ref or record.journal_ref,
+    if record.authoritative and record.version >= row.version:
+        final = _repair(row, record)
+    elif record.version > row.version and record.announce_type in _REPLACES:
+        # A feed's replacement: the new version's text and authors; the API repairs the rest.
+        final = replace(
+            row,
+            version=record.version,
+            title=record.title,
+            abstract=record.abstract or row.abstract,
+            authors=_keep_affiliations(record.authors, row.authors),
+            categories=cats,
+            doi=record.doi or row.doi,
+            journal_ref=record.journal_ref or row.journal_ref,
+            updated=max(row.updated, record.updated),
+        )
+    elif record.version > row.version:
+        final = replace(_plain(record), published=min(row.published, record.published))
+        final = replace(final, categories=tuple(dict.fromkeys(final.categories + row.categories)))
+    elif record.announce_type == AnnounceType.ABSONLY:
+        # New metadata for the same version: arXiv changed the abstract page.
+        final = replace(
+            row,
+            title=record.title or row.title,
+            abstract=record.abstract or row.abstract,
+            categories=cats,
+            doi=record.doi or row.doi,
+            journal_ref=record.journal_ref or row.journal_ref,
+        )
+    else:
+        final = replace(
+            row,
+            categories=cats,
+            doi=row.doi or record.doi,
+            comment=row.comment or record.comment,
+            journal_ref=row.journal_ref or record.journal_ref,
+            # The API's first-version date beats a feed's announcement date.
+            published=record.published if record.authoritative else row.published,
+        )
+    return None if final == row else final
+
+
+def _repair(row: PaperRecord, record: PaperRecord) -> PaperRecord:
+    """The API's record of a version we hold: it wins for every field it carries.
+
+    A feed stored the paper first from its announcement (names parsed from one line, the
+    announcement as its date); the API has each author's affiliations, the DOI, the
+    journal reference and the first version's submission date. Matches already recorded
+    stay recorded, so a repair never alerts twice.
+    """
+    return replace(
+        _plain(record),
+        categories=tuple(dict.fromkeys(record.categories + row.categories)),
+        doi=record.doi or row.doi,
+        journal_ref=record.journal_ref or row.journal_ref,
+        comment=record.comment or row.comment,
+        abstract=record.abstract or row.abstract,
+        links={**row.links, **record.links},
     )
-    return None if filled == row else filled
+
+
+def _keep_affiliations(new: tuple[Author, ...], old: tuple[Author, ...]) -> tuple[Author, ...]:
+    """A feed's author list, each author keeping the affiliations we knew when it has none."""
+    if not new:
+        return old
+    known = {a.name: a.affiliations for a in old if a.affiliations}
+    return tuple(
+        a if a.affiliations or a.name not in known else Author(a.name, known[a.name]) for a in new
+    )
+
+
+def _plain(record: PaperRecord) -> PaperRecord:
+    # What a stored row reads back as, so "unchanged" compares like with like.
+    if record.announce_type is AnnounceType.NEW and not record.authoritative:
+        return record
+    return replace(record, announce_type=AnnounceType.NEW, authoritative=False)
 
 
 _UPDATED_COLUMNS = (

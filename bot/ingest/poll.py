@@ -12,7 +12,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -20,12 +19,12 @@ from sqlmodel import col
 
 from bot.config import Settings
 from bot.errors import PapertideError
-from bot.ingest.http import HttpDeps, RateLimiter, build_client
-from bot.ingest.persist import ingest_batch
+from bot.ingest.http import HttpDeps, build_http
+from bot.ingest.persist import IngestReport, ingest_batch
 from bot.ingest.sources.arxiv_api import ArxivApiSource
 from bot.ingest.sources.base import Batch, Source, SourceContext
-from bot.ingest.sources.registry import create_source
-from bot.ingest.state import load_state, save_batch_state, save_failure
+from bot.ingest.sources.registry import check_source_name, create_source
+from bot.ingest.state import finish_poll, load_state, save_batch_state, save_failure, start_poll
 from bot.matching.trial import load_engine
 from bot.store.models import Topic
 from bot.timeutil import utcnow
@@ -57,13 +56,6 @@ class PollResult:
         return self.batches > 0
 
 
-def build_http(settings: Settings) -> HttpDeps:
-    """The HTTP client and the ONE arXiv limiter every source of a process shares."""
-    return HttpDeps(
-        client=build_client(settings), arxiv_limiter=RateLimiter(settings.arxiv_delay_seconds)
-    )
-
-
 async def poll_categories(*, session: AsyncSession, settings: Settings) -> tuple[str, ...]:
     """PAPERTIDE_ARXIV_CATEGORIES, else the union of the active topics' categories."""
     if settings.arxiv_categories:
@@ -85,11 +77,19 @@ async def run_poll(
     on_progress: OnProgress | None = None,
 ) -> PollResult:
     """Poll `source_name` once; never raises for a source's failure (see `.error`)."""
+    result = PollResult(source=source_name)
+    try:
+        check_source_name(source_name)
+    except PapertideError as exc:
+        result.error = str(exc)  # no state to record: the name cannot key one
+        log.error("poll.failed", extra={"source": source_name[:80], "error": result.error})
+        return result
     own_http = http is None
     http = http or build_http(settings)
-    result = PollResult(source=source_name)
     started = utcnow()
     try:
+        async with sessions() as session, session.begin():
+            await start_poll(session=session, name=source_name, started=started)
         async with sessions() as session:
             state = await load_state(session=session, name=source_name)
             categories = await poll_categories(session=session, settings=settings)
@@ -108,9 +108,15 @@ async def run_poll(
             _count(result, batch, report)
             if on_progress is not None and batch.progress is not None:
                 on_progress(*batch.progress)
-    except PapertideError as exc:
-        result.error = str(exc)
-        log.error("poll.failed", extra={"source": source_name, "error": result.error})
+        async with sessions() as session, session.begin():
+            await finish_poll(session=session, name=source_name)
+    except Exception as exc:
+        # Whatever one source does, the poll records it and goes on with the next source.
+        result.error = _one_line(exc)
+        if isinstance(exc, PapertideError):
+            log.error("poll.failed", extra={"source": source_name, "error": result.error})
+        else:
+            log.exception("poll.crashed", extra={"source": source_name, "error": result.error})
         async with sessions() as session, session.begin():
             await save_failure(
                 session=session, name=source_name, error=result.error, started=started
@@ -122,7 +128,15 @@ async def run_poll(
     return result
 
 
-def _count(result: PollResult, batch: Batch, report: Any) -> None:
+def _one_line(exc: BaseException) -> str:
+    """An error as one line: PapertideErrors say it themselves; others get their type."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if not isinstance(exc, PapertideError):
+        text = f"internal error {type(exc).__name__}" + (f": {text}" if text else "")
+    return text[:500]
+
+
+def _count(result: PollResult, batch: Batch, report: IngestReport) -> None:
     result.batches += 1
     result.read += len(batch.papers)
     result.new += len(report.new)
@@ -130,12 +144,14 @@ def _count(result: PollResult, batch: Batch, report: Any) -> None:
     result.unchanged += report.unchanged
     result.ignored += report.ignored
     result.new_matches += len(report.new_matches)
-    result.skipped += len(batch.skipped)
+    result.skipped += sum(skip.count for skip in batch.skipped) + len(report.rejected)
     for skip in batch.skipped:
         log.warning(
             "poll.skipped",
             extra={"source": result.source, "where": skip.where, "reason": skip.reason},
         )
+    for reason in report.rejected:
+        log.warning("poll.rejected", extra={"source": result.source, "reason": reason})
 
 
 async def run_backfill(

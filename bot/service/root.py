@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.catalog.sync import SyncReport, sync_catalog
 from bot.chat.commands import CommandDeps
 from bot.config import Settings
-from bot.ingest.http import HttpDeps, RateLimiter, build_client
+from bot.ingest.http import HttpDeps, build_http
 from bot.ingest.poll import OnNewMatches, OnProgress, PollResult, run_backfill, run_poll
 from bot.ingest.sources.base import Source
 from bot.outbox.channel import Channel
@@ -66,10 +66,8 @@ class Papertide:
     def sources_http(self) -> HttpDeps:
         """The HTTP client and the ONE arXiv limiter every source of this process shares."""
         if self._sources_http is None:
-            client = build_client(self.settings)
-            self._stack.push_async_callback(client.aclose)
-            limiter = RateLimiter(self.settings.arxiv_delay_seconds)
-            self._sources_http = HttpDeps(client=client, arxiv_limiter=limiter)
+            self._sources_http = build_http(self.settings)
+            self._stack.push_async_callback(self._sources_http.client.aclose)
         return self._sources_http
 
     def fan_out(self) -> OnNewMatches:

@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, TypedDict
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from bot.store.models import Paper
 from bot.timeutil import as_utc
 from bot.types import Author, PaperRecord
 
 ARXIV_ABS = "https://arxiv.org/abs/"
+MAX_LINK_CHARS = 2000
 PAPER = Paper.__table__  # type: ignore[attr-defined]  # Core table: rows as mappings
 
 
@@ -54,9 +55,26 @@ def abs_url(paper_id: str) -> str:
     return ARXIV_ABS + quote(paper_id, safe="/.")
 
 
+def safe_link(url: str) -> str:
+    """`url` if it is an absolute http(s) URL of sane length, else ''.
+
+    Feeds are written by strangers: a `javascript:` or `data:` link must never become an
+    href on the topic page, in the Atom feed or in a digest.
+    """
+    url = url.strip() if isinstance(url, str) else ""
+    if not url or len(url) > MAX_LINK_CHARS or not url.isprintable():
+        return ""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
+    return url if parts.scheme.lower() in ("http", "https") and parts.netloc else ""
+
+
 def paper_url(paper_id: str, links: Mapping[str, str]) -> str:
     """Where a paper links to: the source's own page, else arXiv's, else nothing."""
-    return links.get("abs") or (abs_url(paper_id) if is_arxiv_id(paper_id) else "")
+    own = safe_link(links.get("abs") or "")
+    return own or (abs_url(paper_id) if is_arxiv_id(paper_id) else "")
 
 
 def record_to_row(record: PaperRecord, now: datetime) -> dict[str, Any]:
@@ -121,7 +139,7 @@ def paper_json(row: Mapping[Any, Any]) -> PaperJSON:
         "published": as_utc(row["published"]).isoformat(),
         "updated": as_utc(row["updated"]).isoformat(),
         "url": paper_url(row["id"], links),
-        "pdf_url": links.get("pdf", ""),
+        "pdf_url": safe_link(links.get("pdf") or ""),
         "comment": row["comment"],
         "journal_ref": row["journal_ref"],
         "doi": row["doi"] or "",

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.ingest.persist import normalize
+from bot.ingest.normalize import normalize
 from bot.store.records import PAPER, abs_url, paper_json, paper_url, record_from_row, record_to_row
 from bot.types import Author, PaperRecord
 

@@ -19,7 +19,7 @@ import stamina
 from aiohttp import web
 
 from bot.config import Settings
-from bot.ingest.http import HttpDeps, RateLimiter, build_client
+from bot.ingest.http import HttpDeps, build_http
 from tests.support.paths import FIXTURES as FIXTURES_DIR
 
 FIXTURES = FIXTURES_DIR / "arxiv"
@@ -123,7 +123,8 @@ def source_settings(db_url: str, fake: FakeSource, **extra: Any) -> Settings:
 
 
 def http_deps(settings: Settings) -> HttpDeps:
-    return HttpDeps(build_client(settings), RateLimiter(settings.arxiv_delay_seconds))
+    """The production HTTP deps (client, shared limiter, caps) for `settings`."""
+    return build_http(settings)
 
 
 @dataclass(frozen=True)
@@ -183,3 +184,42 @@ def api_handler(entries: list[Entry]) -> Handler:
         return web.Response(body=page, content_type="application/atom+xml")
 
     return handler
+
+
+def rss_item(
+    paper: str,
+    *,
+    title: str,
+    creators: str,
+    announce: str = "new",
+    abstract: str = "An abstract.",
+    categories: tuple[str, ...] = ("cs.LG",),
+    pub_date: str = "Wed, 01 Jul 2026 00:00:00 -0400",
+    extra: str = "",
+) -> str:
+    """One <item> exactly as arXiv/arxiv-feed writes it (`paper` is `id` + `v` + version)."""
+    arxiv_id = paper.rsplit("v", 1)[0]
+    cats = "".join(f"<category>{c}</category>" for c in categories)
+    return (
+        f"<item><title>{title}</title><link>https://arxiv.org/abs/{arxiv_id}</link>"
+        f"<description>arXiv:{paper} Announce Type: {announce} \nAbstract: {abstract}</description>"
+        f'<guid isPermaLink="false">oai:arXiv.org:{paper}</guid>{cats}<pubDate>{pub_date}</pubDate>'
+        f"<arxiv:announce_type>{announce}</arxiv:announce_type>"
+        f"<dc:rights>http://creativecommons.org/licenses/by/4.0/</dc:rights>{extra}"
+        f"<dc:creator>{creators}</dc:creator></item>"
+    )
+
+
+def rss_feed(items: list[str], *, categories: str = "cs.LG") -> bytes:
+    """An announcement feed around `items`, with the channel rss.arxiv.org serves."""
+    return (
+        "<?xml version='1.0' encoding='UTF-8'?>\n"
+        '<rss xmlns:arxiv="http://arxiv.org/schemas/atom" xmlns:dc="http://purl.org/dc/elements/1.1/"'
+        ' xmlns:atom="http://www.w3.org/2005/Atom"'
+        ' xmlns:content="http://purl.org/rss/1.0/modules/content/" version="2.0"><channel>'
+        f"<title>{categories} updates on arXiv.org</title>"
+        f"<link>http://rss.arxiv.org/rss/{categories}</link>"
+        f"<description>{categories} updates on the arXiv.org e-print archive.</description>"
+        "<language>en-us</language><managingEditor>rss-help@arxiv.org</managingEditor>"
+        f"{''.join(items)}</channel></rss>"
+    ).encode()

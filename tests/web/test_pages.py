@@ -141,6 +141,37 @@ async def test_hostile_titles_are_escaped_in_the_page_and_the_feed(web_env: WebE
     assert "<script>" not in xml
 
 
+async def test_feed_links_that_are_not_http_are_never_published(web_env: WebEnv) -> None:
+    """A `javascript:` or `data:` link in the store (from before ingest refused them)."""
+    async with web_env.sessions() as session, session.begin():
+        topic = (
+            await session.execute(select(Topic).where(col(Topic.slug) == "rl-for-llm-agents"))
+        ).scalar_one()
+        session.add_all([
+            Paper(id="2610.99998", title="Script link", published=NOW + timedelta(hours=1),
+                  updated=NOW + timedelta(hours=1), categories=["cs.AI"],
+                  links={"abs": "javascript:alert(document.cookie)",
+                         "pdf": "data:text/html,<script>alert(1)</script>"}),
+            Paper(id="url:0f00", title="Feed-only script link", published=NOW + timedelta(hours=2),
+                  updated=NOW + timedelta(hours=2), categories=["cs.AI"],
+                  links={"abs": " JavaScript:alert(2)"}),
+        ])  # fmt: skip
+        await session.flush()
+        session.add_all([PaperTopic(paper_id=pid, topic_id=topic.id)
+                         for pid in ("2610.99998", "url:0f00")])  # fmt: skip
+    _, html = await _get(web_env, "/topics/rl-for-llm-agents")
+    _, xml = await _get(web_env, "/topics/rl-for-llm-agents.atom")
+    for published in (html, xml):
+        assert "Script link" in published
+        assert "javascript:" not in published.lower()
+        assert "data:text" not in published
+    assert 'href="https://arxiv.org/abs/2610.99998"' in html  # arXiv's page instead
+    entries = {e.title: e for e in feedparser.parse(xml).entries}
+    assert entries["Script link"].link == "https://arxiv.org/abs/2610.99998"
+    # No page to link to at all: the entry is only the topic page's anchor.
+    assert entries["Feed-only script link"].id.endswith("/topics/rl-for-llm-agents#url:0f00")
+
+
 async def test_unknown_pages_and_topics_are_friendly_404s(web_env: WebEnv) -> None:
     for path in ("/topics/nope", "/topics/nope.atom", "/nothing-here"):
         response, html = await _get(web_env, path)

@@ -17,8 +17,8 @@ from datetime import datetime, timedelta
 
 from bot.errors import SourceError
 from bot.ingest.dates import DateParseError, parse_date
-from bot.ingest.http import fetch
-from bot.ingest.sources.arxiv_atom import Page, PageError, parse_page
+from bot.ingest.http import HttpStatusError, fetch
+from bot.ingest.sources.arxiv_atom import Page, PageError, api_error_text, parse_page
 from bot.ingest.sources.base import Batch, SourceContext, StoredState
 from bot.timeutil import utcnow
 
@@ -153,17 +153,24 @@ class ArxivApiSource:
             "sortOrder": "ascending",
         }
         url = self._ctx.settings.arxiv_api_url
-        response = await fetch(
-            self._ctx.http,
-            url,
-            source=self.name,
-            params=params,
-            limiter=self._ctx.http.arxiv_limiter,
-        )
         try:
-            return parse_page(response.content, source=self.name, url=str(response.url))
+            response = await fetch(
+                self._ctx.http,
+                url,
+                source=self.name,
+                params=params,
+                limiter=self._ctx.http.arxiv_limiter,
+            )
+        except HttpStatusError as exc:
+            # arXiv answers a query it refuses with HTTP 400 and an entry saying why.
+            why = api_error_text(exc.body)
+            if why is None:
+                raise
+            raise SourceError(self.name, f"HTTP {exc.status}: {why}", url=exc.url) from exc
+        try:
+            return parse_page(response.content, source=self.name, url=response.url)
         except PageError as exc:
-            raise SourceError(self.name, str(exc), url=str(response.url)) from exc
+            raise SourceError(self.name, str(exc), url=response.url) from exc
 
 
 def _advance(cursors: dict[str, str], key: str, mark: datetime) -> None:

@@ -16,6 +16,7 @@ from bot.ingest.dates import DateParseError, parse_date
 from bot.ingest.gcpause import paused_gc
 from bot.ingest.sources.arxiv_ids import find_id
 from bot.ingest.sources.base import Skip
+from bot.ingest.sources.xmlrepair import repair_xml
 from bot.types import Author, PaperRecord
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -59,8 +60,12 @@ def _parse_page(body: bytes, *, source: str, url: str) -> Page:
         raise PageError("an HTML page instead of an Atom feed")
     try:
         root = ET.fromstring(body)  # noqa: S314 - see the import
-    except ET.ParseError as exc:
-        raise PageError(f"malformed XML ({exc})") from exc
+    except ET.ParseError:
+        try:
+            # One entry's lone surrogate or control byte must not lose the whole page.
+            root = ET.fromstring(repair_xml(body))  # noqa: S314 - see the import
+        except ET.ParseError as exc:
+            raise PageError(f"malformed XML ({exc})") from exc
     if root.tag != f"{ATOM}feed":
         raise PageError(f"not an Atom feed (root <{root.tag}>)")
     total = _int(root.findtext(f"{OPENSEARCH}totalResults"))
@@ -70,7 +75,7 @@ def _parse_page(body: bytes, *, source: str, url: str) -> Page:
         entry_id = (entry.findtext(f"{ATOM}id") or "").strip()
         if "/api/errors" in entry_id:
             # arXiv reports a bad query as a feed with one "Error" entry.
-            raise PageError(f"arXiv API error: {_text(entry, f'{ATOM}summary')}")
+            raise PageError(f"arXiv API error: {_one_line(_text(entry, f'{ATOM}summary'))}")
         try:
             page.papers.append(_record(entry, entry_id, source))
         except ValueError as exc:
@@ -135,7 +140,24 @@ def _record(entry: ET.Element, entry_id: str, source: str) -> PaperRecord:
         journal_ref=text.get("journal_ref", ""),
         doi=text.get("doi", ""),
         links=links,
+        authoritative=True,  # the API is the record a feed's early copy is repaired from
     )
+
+
+def api_error_text(body: bytes) -> str | None:
+    """arXiv's explanation in an error answer (HTTP 400 with one "Error" entry), if any."""
+    try:
+        root = ET.fromstring(repair_xml(body))  # noqa: S314 - see the import
+    except ET.ParseError:
+        return None
+    for entry in root.iter(f"{ATOM}entry"):
+        if "/api/errors" in (entry.findtext(f"{ATOM}id") or ""):
+            return _one_line(_text(entry, f"{ATOM}summary")) or None
+    return None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:300]
 
 
 def _text(element: ET.Element, tag: str) -> str:

@@ -1,16 +1,25 @@
 """The arXiv daily announcement feeds (`arxiv-rss`), one request per announcement.
 
-Each item carries `arxiv:announce_type`: new, cross, replace or replace-cross; ingest
-turns a replacement into an update of a known paper and a cross-list of a known paper
-into one more category. arXiv sometimes keeps serving the previous announcement on an
-announcement day: when the highest paper id has not moved although a new announcement
-was due, the feed is recorded as stale (shown by `papertide status`), not as quiet.
+The RSS 2.0 and Atom formats arXiv has served since 2024 (arXiv/arxiv-docs
+`rss_specifications.md`, `atom_specifications.md`; written by arXiv/arxiv-feed) carry the
+same item fields: `dc:creator` (authors and affiliations in arXiv's author-list grammar,
+see arxiv_authors.py), `arxiv:DOI`, `arxiv:journal_reference` and `arxiv:announce_type`:
+new, cross, replace, replace-cross or absonly. Ingest turns a replacement or an absonly
+into an update of a known paper and a cross-list of a known paper into one more
+category; a type arXiv does not document is skipped and logged once per poll. The item's
+date is the announcement, not the submission: the arXiv API repairs dates, authors and
+the rest when it returns the same version (persist.py).
+
+arXiv sometimes keeps serving the previous announcement on an announcement day: when
+the highest paper id has not moved although a new announcement was due, the feed is
+recorded as stale (shown by `papertide status`), not as quiet.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any
@@ -18,16 +27,24 @@ from typing import Any
 from bot.ingest.announce import last_announcement
 from bot.ingest.dates import DateParseError, parse_date
 from bot.ingest.http import fetch
+from bot.ingest.sources.arxiv_authors import parse_authors
 from bot.ingest.sources.arxiv_ids import find_id, sort_key
 from bot.ingest.sources.base import BATCH_SIZE, Batch, Skip, SourceContext, StoredState
 from bot.ingest.sources.feedread import conditional_headers, entry_date, read_feed, validators
 from bot.timeutil import utcnow
-from bot.types import AnnounceType, Author, PaperRecord
+from bot.types import AnnounceType, PaperRecord
 
 log = logging.getLogger(__name__)
 
 _ABSTRACT = re.compile(r"^.*?Abstract:\s*", re.DOTALL)
-_AUTHOR_SPLIT = re.compile(r",\s*(?:and\s+)?|\s+and\s+")
+
+
+class UnknownAnnounceType(ValueError):
+    """An item whose announce_type arXiv does not document (counted, logged once a poll)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
 
 
 class ArxivRssSource:
@@ -64,11 +81,24 @@ class ArxivRssSource:
             return
         parsed, skipped = read_feed(response, source=self.name)
         records: list[PaperRecord] = []
+        unknown: Counter[str] = Counter()
         for position, entry in enumerate(parsed.entries):
             try:
                 records.append(self._record(entry))
+            except UnknownAnnounceType as exc:
+                unknown[exc.kind] += 1
             except ValueError as exc:
                 skipped.append(Skip(where=f"{self.url} item {position}", reason=str(exc)))
+        if unknown:
+            # One line per poll, not one per item: a new type arXiv invents may be on all.
+            kinds = ", ".join(f"{kind!r} x{n}" for kind, n in sorted(unknown.items()))
+            skipped.append(
+                Skip(
+                    where=self.url,
+                    reason=f"items with an unknown announce_type skipped: {kinds}",
+                    count=sum(unknown.values()),
+                )
+            )
         highest = max((r.id for r in records), key=sort_key, default=None)
         previous = state.data.get("highest_id")
         moved = highest is not None and (
@@ -109,25 +139,26 @@ class ArxivRssSource:
         described = find_id(summary)
         if described and described[0] == paper_id:
             version = max(version, described[1])
+        # The announcement (pubDate in RSS, published in Atom; Atom's updated is the build).
         when = entry_date(entry, "published", "updated") or utcnow()
         kind = str(entry.get("arxiv_announce_type", "new")).strip().lower()
         try:
             announce = AnnounceType(kind)
-        except ValueError as exc:
-            raise ValueError(f"item {paper_id}: unknown announce_type {kind!r}") from exc
-        creators = str(entry.get("author", ""))
-        authors = tuple(Author(name=n.strip()) for n in _AUTHOR_SPLIT.split(creators) if n.strip())
+        except ValueError:
+            raise UnknownAnnounceType(kind[:40]) from None
         categories = tuple(dict.fromkeys(t.get("term", "") for t in entry.get("tags", [])))
         return PaperRecord(
             id=paper_id,
             version=version,
             title=title,
             abstract=_ABSTRACT.sub("", summary, count=1),
-            authors=authors,
+            authors=parse_authors(str(entry.get("author", ""))),
             categories=tuple(c for c in categories if c),
             published=when,
             updated=when,
             source=self.name,
+            journal_ref=str(entry.get("arxiv_journal_reference", "")).strip(),
+            doi=str(entry.get("arxiv_doi", "")).strip(),
             links={"abs": f"https://arxiv.org/abs/{paper_id}"},
             announce_type=announce,
         )

@@ -30,10 +30,11 @@ class StoredState:
 
 @dataclass(frozen=True, slots=True)
 class Skip:
-    """One entry or page left out, with where and why (logged and counted)."""
+    """Entries or a page left out, with where and why (logged once, counted `count` times)."""
 
     where: str
     reason: str
+    count: int = 1
 
 
 @dataclass(slots=True)

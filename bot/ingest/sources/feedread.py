@@ -8,27 +8,32 @@ from typing import Any
 from xml.sax import SAXException
 
 import feedparser
-import httpx
 
 from bot.errors import SourceError
 from bot.ingest.dates import DateParseError, parse_date
+from bot.ingest.http import Fetched
 from bot.ingest.sources.base import Batch, Skip, StoredState
+from bot.ingest.sources.xmlrepair import repair_xml
 
 _TAG = re.compile(r"<[^>]+>")
 # A server's wrong Content-Type or charset label is not damage to the feed itself.
 _BENIGN = (feedparser.NonXMLContentType, feedparser.CharacterEncodingOverride)
 
 
-def read_feed(response: httpx.Response, *, source: str) -> tuple[Any, list[Skip]]:
+def read_feed(response: Fetched, *, source: str) -> tuple[Any, list[Skip]]:
     """Parse a feed response; raise SourceError when nothing in it is a feed."""
-    url = str(response.url)
+    url = response.url
     body = response.content
     ctype = response.headers.get("content-type", "").lower()
     head = body.lstrip()[:200].lower()
     if ("html" in ctype and "xhtml" not in ctype) or head.startswith((b"<!doctype html", b"<html")):
         raise SourceError(source, "an HTML page instead of a feed", url=url)
     headers = {"content-location": url, "content-type": ctype or "application/xml"}
-    parsed = feedparser.parse(body, response_headers=headers)
+    try:
+        # repair_xml: one entry's lone surrogate must not lose (or crash) the whole feed.
+        parsed = feedparser.parse(repair_xml(body), response_headers=headers)
+    except Exception as exc:  # feedparser raises whatever its input provokes
+        raise SourceError(source, f"unreadable feed ({type(exc).__name__})", url=url) from exc
     skipped: list[Skip] = []
     problem = parsed.get("bozo_exception")
     if parsed.get("bozo") and not isinstance(problem, _BENIGN):
@@ -54,7 +59,7 @@ def conditional_headers(state: StoredState) -> dict[str, str]:
     return headers
 
 
-def validators(response: httpx.Response, batch: Batch) -> Batch:
+def validators(response: Fetched, batch: Batch) -> Batch:
     """Copy ETag / Last-Modified into the batch so they are stored with its papers."""
     batch.etag = response.headers.get("etag")
     batch.last_modified = response.headers.get("last-modified")
