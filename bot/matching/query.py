@@ -23,9 +23,8 @@ them inside each pair of parentheses:
 Limits: MAX_LENGTH characters (checked first, so huge input costs nothing), MAX_TERMS
 terms, MAX_DEPTH nested parentheses. Every error is a QueryError with a 0-based position.
 
-The tree is normalized: an AND keeps its included and excluded parts apart, nested
-ANDs/ORs are flattened. `format_query` prints the canonical string with every operator
-explicit; parse -> format -> parse gives the same tree.
+The tree (bot.matching.tree) is normalized; `format_query` prints the canonical string
+with every operator explicit; parse -> format -> parse gives the same tree.
 """
 
 from __future__ import annotations
@@ -33,22 +32,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.errors import QueryError
-from bot.matching.lexer import (
-    DATE_FIELDS,
-    DEFAULT_FIELD,
-    FIELDS,
-    MAX_TERMS,
-    OPERATORS,
-    Term,
-    Tok,
-    lex,
-)
+from bot.matching.lexer import DEFAULT_FIELD, FIELDS, MAX_TERMS, OPERATORS, Term, Tok, lex
 from bot.matching.patterns import check_term
+from bot.matching.tree import (
+    And,
+    Node,
+    Or,
+    format_query,
+    format_term,
+    format_tree,
+    make_and,
+    make_or,
+    query_terms,
+)
 
 __all__ = [
-    "DEFAULT_FIELD", "FIELDS", "MAX_DEPTH", "MAX_LENGTH", "MAX_TERMS", "OPERATORS", "And",
-    "CheckedQuery", "Node", "Or", "Term", "check_query", "format_query", "format_tree",
-    "make_and", "make_or", "parse_query", "query_terms",
+    "DEFAULT_FIELD", "FIELDS", "LOWER_CASE", "MAX_DEPTH", "MAX_LENGTH", "MAX_TERMS",
+    "NO_REPORT_NUMBERS", "OPERATORS", "OR_NOT", "SIDE_BY_SIDE", "And", "CheckedQuery", "Node",
+    "Or", "Term", "check_query", "format_query", "format_term", "format_tree", "make_and",
+    "make_or", "parse_query", "query_problem", "query_terms",
 ]  # fmt: skip
 
 MAX_LENGTH = 1000
@@ -58,22 +60,6 @@ SIDE_BY_SIDE = "as on arXiv, words side by side mean OR; write AND to require bo
 LOWER_CASE = "as on arXiv, lower-case and/or/not are words: operators are AND, OR, ANDNOT"
 OR_NOT = "as on arXiv, OR NOT x excludes x from the rest (it does not add 'anything but x')"
 NO_REPORT_NUMBERS = "rn: matches no paper here: arXiv's API and feeds carry no report numbers"
-
-
-@dataclass(frozen=True, slots=True)
-class And:
-    """All of `include` and none of `exclude` (exclude may be empty)."""
-
-    include: tuple[Node, ...]
-    exclude: tuple[Node, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Or:
-    items: tuple[Node, ...]
-
-
-Node = Term | And | Or
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,88 +227,6 @@ class _Parser:
             self.hints.append(LOWER_CASE)
         if term.field == "rn":
             self.hints.append(NO_REPORT_NUMBERS)
-
-
-def make_and(include: list[Node], exclude: list[Node]) -> Node:
-    """An AND level, flattened: nested ANDs merge, excluded ORs split into exclusions."""
-    inc: list[Node] = []
-    exc: list[Node] = []
-    for node in include:
-        if isinstance(node, And):
-            inc.extend(node.include)
-            exc.extend(node.exclude)
-        else:
-            inc.append(node)
-    for node in exclude:
-        exc.extend(node.items if isinstance(node, Or) else (node,))
-    if len(inc) == 1 and not exc:
-        return inc[0]
-    return And(tuple(inc), tuple(exc))
-
-
-def make_or(items: list[Node]) -> Node:
-    flat: list[Node] = []
-    for node in items:
-        flat.extend(node.items if isinstance(node, Or) else (node,))
-    return flat[0] if len(flat) == 1 else Or(tuple(flat))
-
-
-def format_query(node: Node) -> str:
-    """The canonical string of a tree, every operator explicit; parsing it gives the
-    same tree back, under arXiv's reading (an AND inside an OR is parenthesized)."""
-    if isinstance(node, Term):
-        return format_term(node)
-    if isinstance(node, Or):
-        return " OR ".join(_grouped(item, And) for item in node.items)
-    text = " AND ".join(_grouped(item, Or) for item in node.include)
-    for item in node.exclude:
-        text += " ANDNOT " + _grouped(item, (And, Or))
-    return text
-
-
-def format_term(term: Term) -> str:
-    """One term as written in the canonical form: `ti:"a b"`, `au:wu*`, `id:…`."""
-    if term.field in DATE_FIELDS:
-        return f"{term.field}:[{term.value}]"
-    if term.quoted:
-        return f'{term.field}:"{term.value}"'
-    return f"{term.field}:{term.value}{'*' if term.prefix else ''}"
-
-
-def _grouped(node: Node, needs: type | tuple[type, ...]) -> str:
-    text = format_query(node)
-    return f"({text})" if isinstance(node, needs) else text
-
-
-def format_tree(node: Node, indent: str = "") -> list[str]:
-    """The tree as indented lines, for `papertide query check`."""
-    if isinstance(node, Term):
-        return [indent + format_query(node)]
-    if isinstance(node, Or):
-        lines = [indent + "OR"]
-        for item in node.items:
-            lines += format_tree(item, indent + "  ")
-        return lines
-    lines = [indent + "AND"]
-    for item in node.include:
-        lines += format_tree(item, indent + "  ")
-    for item in node.exclude:
-        lines += [indent + "  NOT", *format_tree(item, indent + "    ")]
-    return lines
-
-
-def query_terms(node: Node, *, positive_only: bool = False) -> list[Term]:
-    """Every term in the tree, left to right (only the non-excluded ones if asked)."""
-    if isinstance(node, Term):
-        return [node]
-    found: list[Term] = []
-    children = node.items if isinstance(node, Or) else node.include
-    for child in children:
-        found += query_terms(child, positive_only=positive_only)
-    if isinstance(node, And) and not positive_only:
-        for child in node.exclude:
-            found += query_terms(child)
-    return found
 
 
 def query_problem(stored: str) -> str | None:
