@@ -18,6 +18,7 @@ from sqlmodel import col
 
 from bot.catalog.file import TopicSpec, load_topics
 from bot.catalog.refile import refile_topics
+from bot.matching.legacy import legacy_meaning
 from bot.store.models import Topic
 from bot.timeutil import utcnow
 
@@ -76,7 +77,9 @@ async def sync_topics(*, session: AsyncSession, topics: list[TopicSpec]) -> Sync
 
 async def sync_catalog(*, session: AsyncSession, path: Path) -> SyncReport:
     """Load the catalog at `path` (TopicsFileError if malformed), sync it, refile."""
-    report = await sync_topics(session=session, topics=load_topics(path))
+    topics = load_topics(path)
+    warn_changed_meanings(topics, path)
+    report = await sync_topics(session=session, topics=topics)
     await refile_topics(session=session, slugs=report.refile)
     log.info("topics.synced", extra={"added": report.added, "changed": report.changed})
     return report
@@ -106,3 +109,20 @@ async def restore_topics(*, session: AsyncSession, topics: list[dict[str, Any]])
     await session.flush()
     await refile_topics(session=session, slugs=added)
     return added
+
+
+def warn_changed_meanings(topics: list[TopicSpec], path: Path) -> list[str]:
+    """Name the topics whose query reads differently since papertide follows arXiv's
+    reading (words side by side are OR, …): migration 0004 kept the meaning of the
+    queries in the store, but a catalog file written before it would now replace them.
+    Returns the slugs, each logged once with the spelling that keeps the old meaning."""
+    changed = []
+    for spec in topics:
+        keep = legacy_meaning(spec.query)
+        if keep is not None:
+            changed.append(spec.slug)
+            log.warning(
+                "topics.query_meaning_changed",
+                extra={"file": str(path), "topic": spec.slug, "query": spec.query, "keep": keep},
+            )
+    return changed

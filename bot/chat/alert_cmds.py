@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.chat.context import CommandContext, CommandDeps, Refusal, Reply, target_for
 from bot.chat.text import format_duration, parse_duration
 from bot.errors import PapertideError, QueryError
+from bot.matching.query import CheckedQuery, query_problem
 from bot.outbox.targets import find_target
 from bot.subscriptions import alerts as stored
 from bot.subscriptions.addresses import AddressError, normalize_address
@@ -30,12 +33,23 @@ async def alerts(
             title="Your alerts", lines=(f"No alerts: `{deps.command} alert add <query>`.",)
         )
     now = deps.now()
-    lines = tuple(
-        f"#{a.id} {_shown_query(a.query)}"
-        + (" — muted" if a.muted_until is not None and a.muted_until > now else "")
-        for a in found
-    )
+    lines = tuple(_alert_line(a.id, a.query, a.muted_until, now, deps) for a in found)
     return Reply(title="Your alerts", lines=lines)
+
+
+def _alert_line(
+    alert_id: int | None, query: str, muted_until: datetime | None, now: datetime, deps: CommandDeps
+) -> str:
+    line = f"#{alert_id} {_shown_query(query)}"
+    # An alert stored under older rules may no longer load: it never fires, and this
+    # list is where its owner learns it (the engine only logs it).
+    problem = query_problem(query)
+    if problem is not None:
+        return (
+            f"{line} — not running ({problem}): `{deps.command} alert remove {alert_id}` "
+            "and add it again, fixed"
+        )
+    return line + (" — muted" if muted_until is not None and muted_until > now else "")
 
 
 def _alert_id(args: list[str], deps: CommandDeps, usage: str) -> int:
@@ -46,7 +60,7 @@ def _alert_id(args: list[str], deps: CommandDeps, usage: str) -> int:
     return int(args[0].lstrip("#"))
 
 
-def _valid_query(text: str, deps: CommandDeps, usage: str) -> str:
+def _valid_query(text: str, deps: CommandDeps, usage: str) -> CheckedQuery:
     if not text:
         raise Refusal(f'Add a query: `{deps.command} {usage}`, e.g. `au:"Yi Wu"`.')
     try:
@@ -63,12 +77,16 @@ async def alert(
     verb, rest = (args[0].lower(), args[1:]) if args else ("", [])
     personal = dict(personal=True, change=True)
     if verb == "add":
-        query = _valid_query(" ".join(rest), deps, "alert add <query>")
+        checked = _valid_query(" ".join(rest), deps, "alert add <query>")
         target = await target_for(session, ctx, deps, **personal)
-        alert = await stored.add_alert(session=session, target=target, query=query)
+        try:
+            alert = await stored.add_alert(session=session, target=target, query=checked.text)
+        except QueryError as exc:  # the stored form must load too
+            raise Refusal(f"That query cannot be stored ({exc}).") from exc
         return Reply(
-            title=f"Alert #{alert.id} added: {_shown_query(query)}",
+            title=f"Alert #{alert.id} added: {_shown_query(alert.query)}",
             lines=(
+                *checked.hints,
                 f"Matching papers arrive by DM; `{deps.command} alert remove {alert.id}` stops it.",
             ),
         )
@@ -87,13 +105,14 @@ async def alert(
         except stored.NoSuchAlert as exc:
             raise Refusal(f"You have no alert #{alert_id}: see `{deps.command} alerts`.") from exc
     if verb == "test":
-        query = _valid_query(" ".join(rest), deps, "alert test <query>")
-        count, top = await deps.test_query(session, query)
+        checked = _valid_query(" ".join(rest), deps, "alert test <query>")
+        count, top = await deps.test_query(session, checked.text)
         lines = tuple(
             f"{p.get('title', '')} ({p.get('url') or p.get('id', '')})" for p in list(top)[:5]
         )
         return Reply(
-            title=f"{count} papers in the last four weeks match {_shown_query(query)}", lines=lines
+            title=f"{count} papers in the last four weeks match {_shown_query(checked.text)}",
+            lines=(*checked.hints, *lines),
         )
     raise Refusal(
         f"Type `{deps.command} alert add <query>`, `alert remove <id>` or `alert test <query>`."

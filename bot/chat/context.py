@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.catalog.lookup import TopicNotFound, find_topic
+from bot.matching.query import CheckedQuery
 from bot.outbox.targets import get_or_create_target
 from bot.store.models import Target
 from bot.subscriptions.chat_digest import RequestDigest
@@ -20,7 +21,7 @@ from bot.types import Platform, TargetKind
 
 log = logging.getLogger(__name__)
 
-ValidateQuery = Callable[[str], str]
+ValidateQuery = Callable[[str], CheckedQuery]
 TestQuery = Callable[[AsyncSession, str], Awaitable[tuple[int, Sequence[Mapping[str, Any]]]]]
 MomentumLine = Callable[[AsyncSession, str], Awaitable[str | None]]
 
@@ -62,7 +63,7 @@ async def _channel_ok(_ctx: CommandContext) -> str | None:
 class CommandDeps:
     """Pieces other areas own, injected (the lead wires the real ones)."""
 
-    validate_query: ValidateQuery  # normalized query text, or QueryError
+    validate_query: ValidateQuery  # canonical text and hints, or QueryError
     test_query: TestQuery  # (count in the last four weeks, top papers as payload dicts)
     request_digest: RequestDigest
     momentum_line: MomentumLine = _no_momentum

@@ -9,6 +9,7 @@ Running the same batch twice stores nothing twice and reports no new match.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -269,9 +270,16 @@ async def _insert_papers(session: AsyncSession, rows: list[dict[str, Any]]) -> l
 async def _store_matches(
     session: AsyncSession, papers: list[PaperRecord], matcher: PaperMatcher, now: datetime
 ) -> list[Match]:
-    with paused_gc():
-        found = [match for paper in papers for match in matcher.match(paper)]
+    # Matching is CPU work that grows with the batch, its author lists and the number of
+    # queries: a worker thread does it, so the event loop (which must answer Slack
+    # within 3 s) keeps running. Nothing else touches `papers` or `matcher` meanwhile.
+    found = await asyncio.to_thread(_match_all, matcher, papers) if papers else []
     return await record_matches(session=session, matches=found, now=now)
+
+
+def _match_all(matcher: PaperMatcher, papers: list[PaperRecord]) -> list[Match]:
+    with paused_gc():
+        return [match for paper in papers for match in matcher.match(paper)]
 
 
 def _chunks(items: Sequence[str], size: int = _CHUNK) -> Iterable[Sequence[str]]:

@@ -31,16 +31,15 @@ from itertools import compress, repeat
 from typing import Any
 
 from bot.matching.index import PatternIndex
+from bot.matching.lexer import DATE_FIELDS
+from bot.matching.patterns import Pattern, compile_term, term_label
 from bot.matching.query import Node, Term, make_and, make_or, parse_query
 from bot.matching.terms import (
     Check,
-    Pattern,
     Tree,
     compile_check,
-    compile_term,
     compile_tree,
     positive_leaves,
-    term_label,
     unique,
 )
 from bot.matching.textnorm import PaperText
@@ -51,9 +50,11 @@ log = logging.getLogger(__name__)
 
 def _pattern_cost(pattern: Pattern) -> int:
     """Guess how often a pattern matches (lower = rarer), to choose anchors."""
+    if pattern.field in DATE_FIELDS:
+        return 100_000  # a window of days holds thousands of papers
     if pattern.field == "cat":
         return 5000 if pattern.prefix else 1000
-    if pattern.field == "au":
+    if pattern.field in ("au", "id", "doi", "rn"):
         return 1
     if len(pattern.words) > 1:
         return 3

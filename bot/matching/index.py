@@ -6,7 +6,9 @@ Every pattern is filed under one key that any paper it matches must have:
 - a word of its field, or a word prefix (`agent*`);
 - for a phrase, a pair of consecutive words of it (`("multi", "turn")`): papers list
   the word pairs of each segment, so a two-word phrase is decided by one lookup;
-- for a name with a given name, the `surname initial` pair (`wu y`).
+- for a name with a given name, the (surname, initial) pair (`wu`, `y`), looked up
+  from the paper's side only for the surnames filed (see PaperText.name_positions);
+- date ranges have no key: the few distinct ones are checked on every paper.
 
 A key either decides the pattern (`sure`: one word, one pair, one category, one
 prefix in the pattern's own field) or only makes it a candidate that
@@ -21,11 +23,13 @@ from collections.abc import Hashable, Iterable
 from itertools import pairwise
 from typing import TypeVar
 
-from bot.matching.terms import Pattern, pattern_matches
+from bot.matching.lexer import DATE_FIELDS
+from bot.matching.patterns import Pattern, pattern_matches
 from bot.matching.textnorm import PaperText
 
 _PREFIX_CACHE_LIMIT = 200_000
 NAMES = "au:name"  # the key space of (surname, first initial) pairs
+SCAN = "scan"  # date ranges: no key, checked on every paper
 _PAIRS = ":pairs"  # suffix of the key spaces of consecutive word pairs ("ti:pairs")
 
 
@@ -38,11 +42,13 @@ def index_key(pattern: Pattern) -> tuple[str, Hashable, bool, bool]:
     field, found = pattern.field, pattern.words
     if field == "cat":
         return field, found[0], pattern.prefix, True
+    if field in DATE_FIELDS:
+        return SCAN, found, False, False
     verify = False
     if field == "au":
         cut = len(found) - pattern.surname
         if cut and not pattern.prefix:
-            return NAMES, f"{found[cut]} {found[0][0]}", False, False
+            return NAMES, (found[cut], found[0][0]), False, False
         found, verify = found[cut:], cut > 0  # given names are checked on the paper
     exact = found[:-1] if pattern.prefix else found
     if len(exact) > 1:
@@ -65,8 +71,6 @@ def _spaces(space: str) -> tuple[str, ...]:
 def _paper_keys(text: PaperText, space: str) -> frozenset[Hashable]:
     if space == "cat":
         return text.category_keys
-    if space == NAMES:
-        return text.name_keys
     if space.endswith(_PAIRS):
         return text.pairs(space[: -len(_PAIRS)])
     return text.tokens(space)
@@ -111,6 +115,11 @@ class _PrefixTable:
 K = TypeVar("K", bound=Hashable)
 
 
+def _name_key(key: Hashable) -> tuple[str, str]:
+    assert isinstance(key, tuple)
+    return key[0], key[1]
+
+
 def _discard(table: dict[K, set[int]], key: K, pid: int) -> None:
     table[key].discard(pid)
     if not table[key]:
@@ -125,17 +134,28 @@ class PatternIndex:
         self._exact: dict[str, dict[Hashable, set[int]]] = {}  # space -> key -> ids
         self._prefix: dict[str, _PrefixTable] = {}  # space -> prefixes
         self._unsure: set[int] = set()  # ids whose key only makes them candidates
+        self._names: dict[str, dict[str, set[int]]] = {}  # surname -> initial -> ids
+        self._scan: set[int] = set()  # date ranges, candidates on every paper
 
     def key_count(self) -> int:
         """How many distinct keys are filed (for diagnostics)."""
         exact = sum(len(table) for table in self._exact.values())
-        return exact + sum(len(table.table) for table in self._prefix.values())
+        names = sum(len(initials) for initials in self._names.values())
+        prefixes = sum(len(table.table) for table in self._prefix.values())
+        return exact + names + prefixes + len(self._scan)
 
     def add(self, pid: int, pattern: Pattern) -> None:
         self._patterns[pid] = pattern
         field, key, is_prefix, sure = index_key(pattern)
         if not sure:
             self._unsure.add(pid)
+        if field == SCAN:
+            self._scan.add(pid)
+            return
+        if field == NAMES:
+            surname, initial = _name_key(key)
+            self._names.setdefault(surname, {}).setdefault(initial, set()).add(pid)
+            return
         for space in _spaces(field):
             if is_prefix:
                 assert isinstance(key, str)
@@ -147,6 +167,15 @@ class PatternIndex:
         pattern = self._patterns.pop(pid)
         self._unsure.discard(pid)
         field, key, is_prefix, _ = index_key(pattern)
+        if field == SCAN:
+            self._scan.discard(pid)
+            return
+        if field == NAMES:
+            surname, initial = _name_key(key)
+            _discard(self._names[surname], initial, pid)
+            if not self._names[surname]:
+                del self._names[surname]
+            return
         for space in _spaces(field):
             if is_prefix:
                 assert isinstance(key, str)
@@ -162,10 +191,28 @@ class PatternIndex:
                 found += index[key]
         for space, table in self._prefix.items():
             table.find(text.categories if space == "cat" else text.tokens(space), found)
+        if self._names:
+            self._find_names(text, found)
         true = set(found)
+        true.update(self._scan)
         unsure = true.intersection(self._unsure)
         if unsure:
             true -= unsure
             patterns = self._patterns
             true.update([pid for pid in unsure if pattern_matches(patterns[pid], text)])
         return true
+
+    def _find_names(self, text: PaperText, found: list[int]) -> None:
+        """Name patterns whose (surname, initial) key the paper has: the surname occurs
+        in an author after a word with that initial. Linear in the authors' words."""
+        names = self._names
+        surnames = names.keys() & text.tokens("au")
+        if not surnames:
+            return
+        for last, first in text.name_positions(surnames):
+            for surname in surnames.intersection(last):  # iterates this author's words
+                end = last[surname]
+                for initial, ids in names[surname].items():
+                    start = first.get(initial)
+                    if start is not None and start < end:
+                        found += ids

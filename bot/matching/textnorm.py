@@ -19,6 +19,8 @@ import re
 import sys
 import unicodedata
 from bisect import bisect_left
+from collections.abc import Set as AbstractSet
+from datetime import UTC
 from functools import cache, lru_cache
 from itertools import chain, pairwise
 
@@ -141,7 +143,6 @@ class PaperText:
     __slots__ = (
         "_categories",
         "_keys",
-        "_names",
         "_pairs",
         "_record",
         "_segments",
@@ -155,7 +156,6 @@ class PaperText:
         self._tokens: dict[str, frozenset[str]] = {}
         self._categories: tuple[str, ...] | None = None
         self._keys: frozenset[str] | None = None
-        self._names: frozenset[str] | None = None
         self._sorted: dict[str, list[str]] = {}
         self._pairs: dict[str, frozenset[tuple[str, str]]] = {}
 
@@ -210,21 +210,28 @@ class PaperText:
             self._keys = frozenset(cats).union(c.split(".", 1)[0] for c in cats)
         return self._keys
 
-    @property
-    def name_keys(self) -> frozenset[str]:
-        """`word initial` for each author word and each initial of a word before it.
+    def name_positions(
+        self, surnames: AbstractSet[str]
+    ) -> list[tuple[dict[str, int], dict[str, int]]]:
+        """For each author of two words or more holding one of `surnames`: where each
+        word last occurs and where each initial first occurs. `Yi Wu` has the name key
+        (`wu`, `y`) because `y` starts a word before the last `wu`. Asked only about the
+        surnames an index holds, a name of n words costs O(n), never one key per pair of
+        its words."""
+        found = []
+        for seg in self.segments("au"):
+            if len(seg) > 1 and not surnames.isdisjoint(seg):
+                last = {word: i for i, word in enumerate(seg)}
+                first: dict[str, int] = {}
+                for i, word in enumerate(seg):
+                    first.setdefault(word[0], i)
+                found.append((last, first))
+        return found
 
-        `Yi Wu` gives `wu y`: any name query with surname Wu and a given name (or
-        initial) Y must find this key, whoever else is called Wu.
-        """
-        if self._names is None:
-            self._names = frozenset(
-                f"{seg[i]} {seg[j][0]}"
-                for seg in self.segments("au")
-                for i in range(1, len(seg))
-                for j in range(i)
-            )
-        return self._names
+    def stamp(self, field: str) -> str:
+        """`submittedDate` (first version) or `lastUpdatedDate` as YYYYMMDDHHMM, GMT."""
+        when = self._record.published if field == "submittedDate" else self._record.updated
+        return when.astimezone(UTC).strftime("%Y%m%d%H%M")
 
     def _build(self, field: str) -> tuple[tuple[str, ...], ...]:
         paper = self._record
@@ -234,6 +241,12 @@ class PaperText:
             return tuple(_short_words(a.name) for a in paper.authors)
         if field == "aff":
             return tuple(_short_words(x) for a in paper.authors for x in a.affiliations)
+        if field == "id":
+            return ((paper.id.lower(),),)
+        if field == "doi":
+            return ((paper.doi.strip().lower(),),) if paper.doi.strip() else ()
+        if field == "rn":
+            return ()  # no source papertide reads carries report numbers
         text = {
             "ti": paper.title,
             "abs": paper.abstract,

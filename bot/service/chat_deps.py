@@ -13,16 +13,11 @@ from bot.catalog.stats import load_topic_momentum
 from bot.chat.commands import CommandDeps
 from bot.config import Settings
 from bot.ingest.safeurl import fetch_limited
-from bot.matching.query import format_query, parse_query
+from bot.matching.query import check_query
 from bot.matching.trial import test_query
 from bot.subscriptions.chat_digest import chat_digest_hook
 from bot.timeutil import utcnow
 from bot.web.common import Momentum
-
-
-def validate_query(expr: str) -> str:
-    """The canonical form of a query, or QueryError with its position."""
-    return format_query(parse_query(expr))
 
 
 async def try_query(session: AsyncSession, expr: str) -> tuple[int, Sequence[Mapping[str, Any]]]:
@@ -49,7 +44,7 @@ def command_deps(settings: Settings) -> CommandDeps:
         return str(found["line"]) if found else None
 
     return CommandDeps(
-        validate_query=validate_query,
+        validate_query=check_query,
         test_query=try_query,
         request_digest=chat_digest_hook(settings),
         momentum_line=momentum_line,

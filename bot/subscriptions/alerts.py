@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from bot.errors import PapertideError
+from bot.matching.query import check_query
 from bot.store.models import Alert, Target
 from bot.timeutil import utcnow
 
@@ -34,9 +35,15 @@ async def list_alerts(
 
 
 async def add_alert(*, session: AsyncSession, target: Target, query: str) -> Alert:
-    """Store a (validated, canonical) alert query for a target."""
+    """Store an alert for a target, in the canonical form the engine loads.
+
+    Raises QueryError (one line) when the query does not parse, or when its canonical
+    form, the one stored, would not load (e.g. it grows past the length limit once every
+    operator is written out): an alert is never accepted that would then never run.
+    """
     assert target.id is not None
-    alert = Alert(target_id=target.id, query=query, active=True, created_at=utcnow())
+    stored = check_query(query).text
+    alert = Alert(target_id=target.id, query=stored, active=True, created_at=utcnow())
     session.add(alert)
     await session.flush()
     return alert

@@ -95,6 +95,18 @@ CASES = [
     ("au:wu", paper(authors=("Xiaowu Li", "Wuhan Zhang")), False),  # not a substring
     ("au:wu*", paper(authors=("Wuhan Zhang",)), True),
     ("au:Cagatan", GRPO, True),
+    # arXiv's author forms: `_` joins a surname's words, a trailing `_X` is an initial.
+    ("au:del_maestro", paper(authors=("Adrian Del Maestro",)), True),
+    ("au:Del_Maestro_A", paper(authors=("Adrian Del Maestro",)), True),
+    ("au:Del_Maestro_A", paper(authors=("A. Del Maestro",)), True),
+    ("au:Del_Maestro_B", paper(authors=("Adrian Del Maestro",)), False),
+    ("au:del_maestro", paper(authors=("Del Smith", "Maestro Jones")), False),
+    ("au:del_maestro", paper(authors=("Maestro Del",)), False),
+    ("au:del_mae*", paper(authors=("A. Del Maestro",)), True),
+    ("au:del_mae*", paper(authors=("Del Marco",)), False),
+    ("au:Wu_Yi", paper(authors=("Wu Yi",)), True),  # underscores read as spaces, as arXiv
+    ("au:Wu_Yi", GRPO, False),
+    ("au:Kao_Y", paper(authors=("Y. -J. Kao",)), True),
     ("au:demir", GRPO, True),
     ("cat:cs.AI", GRPO, True),
     ("cat:cs.ai", GRPO, True),
@@ -116,6 +128,25 @@ CASES = [
     ("all:ALFWorld", GRPO, True),
     ("ALFWorld", GRPO, True),
     ("NeurIPS", GRPO, False),  # all: is title and abstract only
+    ("ti:(GRPO WebShop)", GRPO, True),  # side by side is OR, as on arXiv
+    ("ti:(GRPO AND WebShop)", GRPO, False),
+    ("id:2607.00001", GRPO, True),
+    ("id:2607.00001v3", GRPO, True),
+    ("id:arXiv:2607.00001", GRPO, True),
+    ("id:2607.0000*", GRPO, True),
+    ("id:2607.00002", GRPO, False),
+    ("id:hep-th/9901001", paper(id="hep-th/9901001"), True),
+    ("doi:10.1103/PhysRevB.88.064512", paper(doi="10.1103/physrevb.88.064512"), True),
+    ("doi:10.1103/*", paper(doi="10.1103/physrevb.88.064512"), True),
+    ("doi:10.1038/*", paper(doi="10.1103/physrevb.88.064512"), False),
+    ("doi:10.1103/*", GRPO, False),  # no DOI
+    ("rn:CERN-TH", GRPO, False),
+    ("submittedDate:[202607 TO 202607]", GRPO, True),
+    ("submittedDate:[20260701 TO 20260701]", GRPO, True),
+    ("submittedDate:[2025 TO 20260630]", GRPO, False),
+    ("lastUpdatedDate:[202607010000 TO 202607010000]", GRPO, True),
+    ("ti:GRPO AND submittedDate:[2025 TO 2025]", GRPO, False),
+    ("ti:GRPO ANDNOT submittedDate:[2025 TO 2025]", GRPO, True),
     ('"LLM agents" ANDNOT au:chen', GRPO, False),
     ('"LLM agents" ANDNOT au:smith', GRPO, True),
 ]
@@ -217,7 +248,9 @@ TERM = st.one_of(
     st.sampled_from(WORDS).map(lambda w: f"au:{w}"),
     st.sampled_from(["agent*", "mul*", "au:wu*", "cat:cs.*", "cat:cs.AI", "cat:math"]),
     st.lists(st.sampled_from(WORDS), min_size=2, max_size=3).map(lambda ws: f'"{" ".join(ws)}"'),
-    st.sampled_from(['au:"Yi Wu"', "au:Wu_Y", 'au:"Y Chen"', "multi-turn"]),
+    st.sampled_from(['au:"Yi Wu"', "au:Wu_Y", 'au:"Y Chen"', "multi-turn", "au:Wu_Yi"]),
+    st.sampled_from(["au:chen_w", "au:wu_yi*", "id:2607*", "id:2607.00001", "doi:10.1/*"]),
+    st.sampled_from(["submittedDate:[2026 TO 2026]", "lastUpdatedDate:[2025 TO 202606]"]),
 )
 QUERY = st.recursive(
     TERM,
@@ -255,6 +288,8 @@ def test_engine_equals_baseline_on_random_queries_and_papers(
         "a ANDNOT b",
         "abs:(a OR b) ANDNOT cat:cs.LG",
         "au:Wu_Y OR (a b)",
+        "a OR b AND c ANDNOT d",
+        "NOT a (b c)",
         "(a OR b) AND (c OR d) ANDNOT (e AND f)",
         "a AND (b OR (c AND d)) ANDNOT e",
     ],

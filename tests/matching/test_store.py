@@ -65,7 +65,7 @@ async def test_test_query_counts_the_window_and_shows_the_newest(sessions) -> No
     async with sessions() as session:
         wider = await matching.test_query(session=session, expr="ti:GRPO", now=NOW, weeks=8)
         narrow = await matching.test_query(
-            session=session, expr='ti:GRPO ANDNOT cat:cs.CV au:"Yi Wu"', now=NOW
+            session=session, expr='ti:GRPO ANDNOT cat:cs.CV AND au:"Yi Wu"', now=NOW
         )
         rl = await matching.test_query(session=session, expr="RL", now=NOW)
     assert wider.count == 4
@@ -139,3 +139,39 @@ def test_cli_query_test_prints_json(sqlite_url: str, monkeypatch: pytest.MonkeyP
     assert [p["id"] for p in document["papers"]] == ["2606.00001", "2606.00002", "2606.00003"]
     assert document["papers"][0]["terms"] == ["GRPO"]
     assert document["papers"][0]["title"] == "GRPO for agents"
+
+
+def test_cli_query_check_shows_the_explicit_or_and_the_hint() -> None:
+    result = CliRunner().invoke(app, ["query", "check", "ti:(space time)"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "ti:space OR ti:time"
+    assert "hint: as on arXiv, words side by side mean OR; write AND to require both" in lines
+    explicit = CliRunner().invoke(app, ["query", "check", "ti:space AND ti:time"])
+    assert "hint:" not in explicit.output
+
+
+def test_cli_query_test_reads_the_range_of_submitted_date(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def setup() -> None:
+        engine = create_engine(sqlite_url)
+        try:
+            await add_papers(session_factory(engine))  # dated before NOW, far from the clock
+        finally:
+            await engine.dispose()
+
+    asyncio.run(setup())
+    monkeypatch.setenv("PAPERTIDE_DATABASE_URL", sqlite_url)
+    expr = "ti:GRPO AND submittedDate:[20260620 TO 20260630]"
+    result = CliRunner().invoke(app, ["query", "test", expr])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == (
+        "3 of 4 papers submitted 2026-06-20..2026-06-30 match "
+        "ti:GRPO AND submittedDate:[202606200000 TO 202606302359]"
+    )
+    since = CliRunner().invoke(app, ["query", "test", "ti:grpo grpo", "--since", "2026-05-01"])
+    assert since.exit_code == 0, since.output
+    lines = since.output.splitlines()
+    assert lines[0] == "4 of 5 papers since 2026-05-01 match ti:grpo OR all:grpo"
+    assert lines[1] == "hint: as on arXiv, words side by side mean OR; write AND to require both"

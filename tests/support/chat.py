@@ -11,6 +11,7 @@ from sqlmodel import col
 
 from bot.chat.commands import CommandContext, CommandDeps
 from bot.errors import QueryError
+from bot.matching.query import CheckedQuery, Term
 from bot.store.models import Person, Topic
 from bot.subscriptions.chat_digest import DigestRequest
 from bot.types import EmailStatus, Platform
@@ -22,11 +23,12 @@ TOPICS = [
 ]
 
 
-def stand_in_validate(expr: str) -> str:
-    """Stand-in for bot.query's validator: rejects unbalanced quotes and parentheses."""
+def stand_in_validate(expr: str) -> CheckedQuery:
+    """Stand-in for bot.matching's validator: rejects unbalanced quotes and parentheses."""
     if expr.count('"') % 2 or expr.count("(") != expr.count(")"):
         raise QueryError("unbalanced quote or parenthesis", position=0)
-    return " ".join(expr.split())
+    text = " ".join(expr.split())
+    return CheckedQuery(Term("all", text), text)
 
 
 async def stand_in_test_query(

@@ -181,7 +181,7 @@ def generate_alert(rng: random.Random, vocab: Vocabulary) -> str:
         )
     if kind < 0.93:
         return f"{_phrase(rng, vocab)} AND cat:{rng.choice(CATEGORIES).split('.')[0]}.*"
-    return f"{_author(rng, vocab)} OR ({_word(rng, vocab)} {_word(rng, vocab)})"
+    return f"{_author(rng, vocab)} OR ({_word(rng, vocab)} AND {_word(rng, vocab)})"
 
 
 def generate_topic(rng: random.Random, vocab: Vocabulary) -> tuple[str, list[str]]:
