@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.chat import alert_cmds, follow_cmds
+from bot.chat import alert_cmds, ask_cmds, follow_cmds
 from bot.chat.context import CommandContext, CommandDeps, Refusal, Reply
 from bot.chat.text import BadInput, clean_text
 
@@ -30,6 +30,10 @@ HELP = (
     ("digest <email>", "a weekly email digest of what you follow; `digest off` stops it"),
     ("mute <topic> <duration> [me]", "pause a topic's papers for e.g. `2h`, `3d`, `1w`"),
     ("quiet-hours 22-07 [time zone] [me]", "hold alerts overnight, then one summary; `off`"),
+    (
+        "ask <topic> <question> [--thread]",
+        "an answer from the topic's papers, cited; `--all` papers",
+    ),
 )
 
 
@@ -66,4 +70,5 @@ _HANDLERS: dict[str, Handler] = {
     "digest": alert_cmds.digest,
     "mute": follow_cmds.mute,
     "quiet-hours": follow_cmds.quiet_hours,
+    "ask": ask_cmds.ask,
 }

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.ask.answer import Answer, TopicRef
 from bot.catalog.lookup import TopicNotFound, find_topic
 from bot.outbox.targets import get_or_create_target
 from bot.store.models import Target
@@ -23,6 +24,8 @@ log = logging.getLogger(__name__)
 ValidateQuery = Callable[[str], str]
 TestQuery = Callable[[AsyncSession, str], Awaitable[tuple[int, Sequence[Mapping[str, Any]]]]]
 MomentumLine = Callable[[AsyncSession, str], Awaitable[str | None]]
+# (topic or None for every paper, question) -> the answer; raises QuestionError.
+AskFn = Callable[[TopicRef | None, str], Awaitable[Answer]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,12 @@ class Reply:
     lines: tuple[str, ...] = ()
     ephemeral: bool = True
     error: bool = False
+    # `/papers ask`: the acknowledgement carries `followup`, which the adapter awaits
+    # after answering (outside its session); the reply it returns carries `answer`,
+    # posted in a thread when `thread` is set.
+    answer: Answer | None = None
+    followup: Callable[[], Awaitable[Reply]] | None = None
+    thread: bool = False
 
 
 async def _no_momentum(_session: AsyncSession, _slug: str) -> str | None:
@@ -68,6 +77,8 @@ class CommandDeps:
     channel_changes: str = "managers"  # or "everyone"
     command: str = "/papers"
     now: Callable[[], datetime] = field(default=utcnow)
+    ask: AskFn | None = None  # None: `/papers ask` says it is not set up
+    ask_per_hour: int = 20
 
 
 class Refusal(Exception):
