@@ -2,8 +2,9 @@
 question, with the question's words marked where they occur.
 
 A sentence scores the idf of each distinct question stem it contains (plus a little per
-repeat); the best two are kept in the abstract's order, the second only when it scores
-at least half the best. A paper found by its title or authors alone shows its first
+repeat). The best one is kept, then the one adding the most weight of stems the first
+lacks (if any), and both are shown in the abstract's order: together they cover as much
+of the question as two sentences can. A paper found by its title or authors alone shows its first
 sentence. Marks are (start, end) character offsets into the passage's own text, so each
 medium highlights them its own way and escapes everything else.
 """
@@ -68,9 +69,13 @@ def mark(text: str, stems: frozenset[str]) -> Passage:
     return Passage(text, marks)
 
 
-def _score(sentence: str, weights: Mapping[str, float]) -> float:
-    found = [st for _, _, st in word_spans(sentence) if st in weights]
-    return sum(weights[st] for st in set(found)) + 0.05 * len(found)
+def _found(sentence: str, weights: Mapping[str, float]) -> list[str]:
+    return [st for _, _, st in word_spans(sentence) if st in weights]
+
+
+def _score(found: list[str], weights: Mapping[str, float], covered: frozenset[str]) -> float:
+    fresh = set(found) - covered
+    return sum(weights[st] for st in fresh) + (0.05 * len(found) if fresh else 0.0)
 
 
 def best_passages(
@@ -81,13 +86,21 @@ def best_passages(
     if not parts:
         return []
     stems = frozenset(weights)
-    scored = sorted(
-        ((_score(s, weights), i) for i, s in enumerate(parts)), key=lambda x: (-x[0], x[1])
-    )
-    top = scored[0][0]
-    if top <= 0:
+    found = [_found(s, weights) for s in parts]
+    keep: list[int] = []
+    covered: frozenset[str] = frozenset()
+    for _ in range(per_paper):
+        best = max(
+            (i for i in range(len(parts)) if i not in keep),
+            key=lambda i: (_score(found[i], weights, covered), -i),
+            default=None,
+        )
+        if best is None or _score(found[best], weights, covered) <= 0:
+            break
+        keep.append(best)
+        covered |= set(found[best])
+    if not keep:
         return [mark(parts[0], stems)]
-    keep = [i for score, i in scored[:per_paper] if score > 0 and score >= top / 2]
     return [mark(parts[i], stems) for i in sorted(keep)]
 
 
