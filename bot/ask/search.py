@@ -85,7 +85,8 @@ def _pg_query(terms: Sequence[str], conjunctive: bool) -> tuple[str, dict[str, s
 
 
 async def _no_seqscan(session: AsyncSession, on: bool) -> None:
-    # SET LOCAL lasts until the transaction ends; put the default back for the caller.
+    # SET LOCAL lasts until the transaction ends; put the default back for the caller
+    # (after a failed statement the transaction is aborted anyway, so no finally).
     await session.execute(text(f"SET LOCAL enable_seqscan = {'off' if on else 'DEFAULT'}"))
 
 
@@ -105,10 +106,8 @@ async def doc_freqs(session: AsyncSession, terms: Sequence[str]) -> dict[str, in
             for i in range(len(terms))
         )
         await _no_seqscan(session, True)
-        try:
-            row = (await session.execute(text(f"SELECT {parts}"), _params(terms))).one()
-        finally:
-            await _no_seqscan(session, False)
+        row = (await session.execute(text(f"SELECT {parts}"), _params(terms))).one()
+        await _no_seqscan(session, False)
     else:
         parts = ", ".join(
             f"(SELECT count(*) FROM paper_fts WHERE paper_fts MATCH :t{i})"  # noqa: S608
@@ -169,15 +168,14 @@ async def find_candidates(
     if postgres:
         tsquery, terms = _pg_query(generators, conjunctive)
         sql = (
-            f"SELECT s.paper_id, count(*) OVER () FROM paper_search s{join}, {tsquery} AS q "  # noqa: S608
-            f"WHERE s.document @@ q{where} "
-            f"ORDER BY ts_rank('{_PG_WEIGHTS}', s.document, q, 1) DESC, s.paper_id LIMIT :limit"
+            f"SELECT s.paper_id, count(*) OVER () FROM (SELECT {tsquery} AS q) AS query "  # noqa: S608
+            f"CROSS JOIN paper_search s{join} WHERE s.document @@ query.q{where} "
+            f"ORDER BY ts_rank('{_PG_WEIGHTS}', s.document, query.q, 1) DESC, s.paper_id "
+            "LIMIT :limit"
         )
         await _no_seqscan(session, True)
-        try:
-            rows = (await session.execute(_typed(sql, scope), params | terms)).all()  # type: ignore[call-overload]
-        finally:
-            await _no_seqscan(session, False)
+        rows = (await session.execute(_typed(sql, scope), params | terms)).all()  # type: ignore[call-overload]
+        await _no_seqscan(session, False)
     else:
         op = " AND " if conjunctive else " OR "
         params["match"] = op.join(_fts_phrase(t) for t in generators)
