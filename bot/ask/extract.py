@@ -20,6 +20,7 @@ from bot.ask.terms import word_spans
 MAX_PASSAGE = 400  # characters per sentence shown
 PER_PAPER = 2
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+_LOOSE = re.compile(r"(?<=[.!?])\s+")
 _ABBREVIATION_TEXT = (
     "e.g i.e et al vs cf fig figs eq eqs sec ref refs approx resp no nos dr prof st etc"
 )
@@ -45,11 +46,12 @@ class Passage:
         return out
 
 
-def sentences(text: str) -> list[str]:
-    """An abstract's sentences; abbreviations and initials do not end one."""
+def sentences(text: str, *, loose: bool = False) -> list[str]:
+    """An abstract's sentences; abbreviations and initials do not end one. `loose` also
+    ends a sentence before lower case or symbols (a model's output, not an abstract)."""
     text = " ".join(text.split())
     out, start = [], 0
-    for found in _BOUNDARY.finditer(text):
+    for found in (_LOOSE if loose else _BOUNDARY).finditer(text):
         before = text[start : found.start()].rsplit(" ", 1)[-1].rstrip(".!?").lower()
         if before in _ABBREVIATIONS or (len(before) == 1 and before.isalpha()):
             continue

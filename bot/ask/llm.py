@@ -3,12 +3,15 @@
 
 Paper text is data, never instructions: the instructions are the system message, fixed
 here; the papers travel in the user message as one JSON array (so no abstract can close
-a block or pose as another role), and the system message says to ignore any instruction
-inside them. What comes back is checked, not trusted: it is split into sentences, every
-`[n]` must name one of the papers sent, a sentence keeps only citations that resolve and
-is dropped without one, and a sentence must share at least half of its content words
-with the papers it cites (the cheapest check that a claim comes from them). Nothing of
-the model's text is ever markup: each medium escapes it. Slow (past the timeout), down
+a block or pose as another role), sentences of an abstract that address a model ("ignore
+previous instructions", "you are now …") are left out of it, and the system message says
+to ignore any instruction inside them. What comes back is checked, not trusted: it is
+split into sentences; every `[n]` must name one of the papers sent, a sentence keeps only
+citations that resolve and is dropped without one; a sentence with a link, an address or
+a mention is dropped (citations are the only links an answer has); and a sentence must
+share at least half of its content words with the text of the papers it cites as sent
+(the cheapest check that a claim comes from them). Nothing of the model's text is ever
+markup: each medium escapes it. Slow (past the timeout), down
 (any HTTP or network error), or junk (not JSON, no content, nothing left after the
 checks): the caller falls back to the extractive answer and says why.
 """
@@ -34,6 +37,18 @@ MAX_CLAIMS = 8
 MAX_CLAIM_CHARS = 600
 ABSTRACT_CHARS = 1500  # per paper sent to the model
 MIN_SUPPORT = 0.5
+# Text that talks to a model rather than about research: never sent as paper data.
+_INSTRUCTION = re.compile(
+    r"\b(ignore|disregard|forget|override)\b.{0,60}\b(instructions?|prompts?|rules|context)\b"
+    r"|\byou are now\b|\b(system|developer) (prompt|message)\b|\bnew instructions?\b"
+    r"|\b(act|respond|answer|reply) (only )?(as|with)\b",
+    re.IGNORECASE,
+)
+# Links, addresses and mentions: a claim never carries one.
+_LINKISH = re.compile(
+    r"https?://|\bwww\.|\b[\w.+-]+@[\w-]+\.[\w.]+|<[@#!]|@(everyone|here)\b|\b[a-z0-9-]+\.(com|org|net|io|example)\b",
+    re.IGNORECASE,
+)
 _TRAILING_CITATIONS = re.compile(r"([.!?])\s*((?:\[[\d,;\s]+\]\s*)+)")
 _CITATION = re.compile(r"\[\s*(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\s*\]")
 
@@ -66,6 +81,12 @@ class ModelAnswer:
     dropped: int  # sentences left out: no resolvable citation, or not supported
 
 
+def as_data(abstract: str) -> str:
+    """An abstract as the model sees it: cut, and without sentences addressed to a model."""
+    kept = [s for s in sentences(abstract) if not _INSTRUCTION.search(s)]
+    return " ".join(kept)[:ABSTRACT_CHARS]
+
+
 def build_messages(question: str, papers: Sequence[CitedPaper]) -> list[dict[str, str]]:
     """The chat messages: fixed rules, then the question and the papers as JSON data."""
     data = [
@@ -73,7 +94,7 @@ def build_messages(question: str, papers: Sequence[CitedPaper]) -> list[dict[str
             "n": p.n,
             "title": p.title.text,
             "published": p.published.date().isoformat(),
-            "abstract": p.abstract[:ABSTRACT_CHARS],
+            "abstract": as_data(p.abstract),
         }
         for p in papers
     ]
@@ -136,7 +157,8 @@ def _support(text: str, papers: Sequence[CitedPaper]) -> float:
         return 0.0
     known: set[str] = set()
     for paper in papers:
-        known.update(stems_of(f"{paper.title.text} {paper.abstract} {' '.join(paper.authors)}"))
+        sent = f"{paper.title.text} {as_data(paper.abstract)} {' '.join(paper.authors)}"
+        known.update(stems_of(sent))
     return len(words & known) / len(words)
 
 
@@ -147,12 +169,17 @@ def check_claims(content: str, papers: Sequence[CitedPaper]) -> ModelAnswer:
     dropped = 0
     # "… ALFWorld. [1] Next …": a citation after the full stop belongs to that sentence.
     content = _TRAILING_CITATIONS.sub(lambda m: f" {m.group(2).strip()}{m.group(1)} ", content)
-    for sentence in sentences(" ".join(content.split())):
+    for sentence in sentences(" ".join(content.split()), loose=True):
         cited = [int(n) for group in _CITATION.findall(sentence) for n in re.split(r"[,;]", group)]
         valid = tuple(dict.fromkeys(n for n in cited if n in by_n))
         text = " ".join(_CITATION.sub(" ", sentence).split()).strip()
         text = re.sub(r"\s+([.,;:!?])", r"\1", text)
-        if not valid or not text or _support(text, [by_n[n] for n in valid]) < MIN_SUPPORT:
+        if (
+            not valid
+            or not text
+            or _LINKISH.search(text)
+            or _support(text, [by_n[n] for n in valid]) < MIN_SUPPORT
+        ):
             dropped += 1
             continue
         claims.append(Claim(text[:MAX_CLAIM_CHARS], valid))
