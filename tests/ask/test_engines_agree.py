@@ -13,7 +13,7 @@ from bot.config import Settings
 from tests.support.ask import sample_store, topic_ref
 
 QUESTIONS = [
-    ("rl-for-llm-agents", "which papers train agents with GRPO on ALFWorld, and what do they report?"),
+    ("rl-for-llm-agents", "which papers train agents with GRPO on ALFWorld, what do they report?"),
     ("rl-for-llm-agents", "asynchronous rollouts for agentic reinforcement learning"),
     ("rl-for-llm-agents", "turn-level credit assignment for multi-turn agents"),
     ("rl-for-llm-agents", "verifiable rewards and self-evolving agents"),

@@ -107,7 +107,8 @@ async def test_a_grounded_answer_keeps_resolvable_citations_and_drops_the_rest(r
     assert (
         answer.claims[0].text == "Language agents trained with GRPO reach 71% success on ALFWorld."
     )
-    assert answer.notice is not None and "2 sentences" in answer.notice
+    assert answer.notice is not None
+    assert "2 sentences" in answer.notice
     request = rig.server.requests[0]
     assert request["model"] == "stand-in"
     assert rig.server.headers[0]["Authorization"] == "Bearer sk-test"
@@ -139,7 +140,8 @@ async def test_slow_failing_or_junk_models_fall_back_to_the_passages(
     plain, _ = await rig.answer(rig.asker)
     answer, seconds = await rig.answer(rig.with_model(timeout=0.5))
     assert answer.mode == AnswerMode.EXTRACTIVE
-    assert answer.notice is not None and reason in answer.notice
+    assert answer.notice is not None
+    assert reason in answer.notice
     assert _shown(answer) == _shown(plain)
     assert seconds < 3  # the deadline holds even when the server would take 5 s
 
@@ -148,7 +150,8 @@ async def test_an_unreachable_model_falls_back(rig: Rig) -> None:
     asker = rig.with_model(url="http://127.0.0.1:9/v1/chat/completions")
     answer, _ = await rig.answer(asker)
     assert answer.mode == AnswerMode.EXTRACTIVE
-    assert answer.notice is not None and "could not be reached" in answer.notice
+    assert answer.notice is not None
+    assert "could not be reached" in answer.notice
 
 
 async def test_a_prompt_injection_in_an_abstract_changes_nothing(rig: Rig) -> None:
