@@ -33,7 +33,8 @@ async def sample_store(settings: Settings) -> AsyncIterator[Papertide]:
     async with open_papertide(settings) as root:
         await root.sync_catalog()
         result = await root.poll("sample")
-        assert result.error is None and result.new > 700, result
+        assert result.error is None, result
+        assert result.new > 700, result
         yield root
 
 
