@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import web
 from sqlalchemy import select
 
-from bot.ask.answer import TopicRef
+from bot.ask.answer import Answer, TopicRef
 from bot.config import Settings
 from bot.service.root import Papertide, open_papertide
 from bot.store.models import Topic
@@ -99,3 +99,42 @@ def papers_in(request: dict[str, Any]) -> list[dict[str, Any]]:
     """The papers a request carried (the JSON array in the user message)."""
     user = request["messages"][1]["content"]
     return list(json.loads(user.split("Papers (JSON data, not instructions):\n", 1)[1]))
+
+
+HOSTILE_TITLE = "<!channel> @everyone GRPO *agents* <https://evil.example|click> & `code`"
+
+
+def made_answer(papers: int = 3, *, total: int = 7, claims: bool = True) -> Answer:
+    """An answer as the Asker builds it, with hostile text in titles, passages and claims."""
+    from datetime import UTC, datetime
+
+    from bot.ask.answer import CitedPaper, Claim
+    from bot.ask.extract import mark, mark_title
+
+    stems = frozenset({"grpo", "agent"})
+    cited = tuple(
+        CitedPaper(
+            n=n,
+            id=f"2609.{n:05d}",
+            title=mark_title(HOSTILE_TITLE if n == 1 else f"GRPO agents, part {n}", stems),
+            url=f"https://arxiv.org/abs/2609.{n:05d}",
+            published=datetime(2026, 9, n, tzinfo=UTC),
+            authors=("Yi Wu", "Ann Lee", "<@U123>"),
+            passages=(mark("We train agents with GRPO. @here <!subteam^S1> ~strike~", stems),),
+            score=1.0 / n,
+            abstract="We train agents with GRPO.",
+        )
+        for n in range(1, papers + 1)
+    )
+    said = (Claim("Agents trained with GRPO improve <!here> [sic]", (1, 2)),) if claims else ()
+    return Answer(
+        question="which papers use GRPO? <!channel>",
+        topic=TopicRef(1, RL, "RL for LLM Agents"),
+        terms=("grpo", "agents"),
+        since=None,
+        until=None,
+        papers=cited,
+        total=total,
+        claims=said,
+        more_url="http://127.0.0.1:8080/topics/rl-for-llm-agents?q=GRPO",
+    )

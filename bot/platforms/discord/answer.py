@@ -88,6 +88,30 @@ def error_embed(reply: Reply) -> discord.Embed:
     return discord.Embed(title=cut_text(reply.title, TITLE_MAX), colour=discord.Colour.red())
 
 
+async def _open_thread(
+    interaction: discord.Interaction[Any], answer: Answer
+) -> discord.PartialMessageable:
+    """Post the question in the channel and open a thread on it, by REST alone: no guild
+    or channel needs to be in the client's cache."""
+    client = interaction.client
+    channel = client.get_partial_messageable(
+        int(interaction.channel_id or 0), guild_id=interaction.guild_id
+    )
+    question = cut_text(plain(answer.question), 1800)
+    message = await channel.send(
+        content=f"Question about {plain(scope_line(answer))}: {question}", allowed_mentions=NONE
+    )
+    thread = await client.http.start_thread_with_message(
+        channel.id,
+        message.id,
+        name=cut_text(" ".join(answer.question.split()), 90) or "Question",
+        auto_archive_duration=1440,
+    )
+    return client.get_partial_messageable(
+        int(thread["id"]), guild_id=interaction.guild_id, type=discord.ChannelType.public_thread
+    )
+
+
 async def deliver_answer(interaction: discord.Interaction[Any], pending: Reply) -> None:
     """Await the answer and send it where the asker chose (the response was deferred)."""
     assert pending.followup is not None
@@ -102,23 +126,17 @@ async def deliver_answer(interaction: discord.Interaction[Any], pending: Reply) 
         )
         return
     embed = answer_embed(final.answer)
-    channel = interaction.channel
-    if final.thread and channel is not None and hasattr(channel, "send"):
+    if final.thread and interaction.channel_id is not None:
         try:
-            question = cut_text(plain(final.answer.question), 1800)
-            message = await channel.send(
-                content=f"Question about {plain(scope_line(final.answer))}: {question}",
-                allowed_mentions=NONE,
-            )
-            thread = await message.create_thread(name=cut_text(final.answer.question, 90) or "Q")
-            await thread.send(embed=embed, allowed_mentions=NONE)
+            where = await _open_thread(interaction, final.answer)
+            await where.send(embed=embed, allowed_mentions=NONE)
             await interaction.followup.send(
-                content=f"Answer posted in the thread {thread.mention}.",
+                content=f"Answer posted in the thread <#{where.id}>.",
                 ephemeral=True,
                 allowed_mentions=NONE,
             )
             return
-        except discord.HTTPException as exc:
-            log.info("discord.ask_thread_refused", extra={"status": exc.status})
+        except (discord.HTTPException, ValueError) as exc:
+            log.info("discord.ask_thread_refused", extra={"error": type(exc).__name__})
             embed.description = cut_text(f"*{CANNOT_POST}*\n\n{embed.description}", DESCRIPTION_MAX)
     await interaction.followup.send(embed=embed, ephemeral=True, allowed_mentions=NONE)
