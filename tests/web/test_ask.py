@@ -124,9 +124,10 @@ async def test_bad_or_hostile_questions(
 
 
 async def test_no_question_goes_back_to_the_box_and_unknown_topics_are_404(web_env: WebEnv) -> None:
-    async with aiohttp.ClientSession() as http, http.get(
-        web_env.base + "/topics/rl-for-llm-agents/ask", allow_redirects=False
-    ) as r:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.get(web_env.base + "/topics/rl-for-llm-agents/ask", allow_redirects=False) as r,
+    ):
         assert r.status == 302
         assert r.headers["Location"] == "/topics/rl-for-llm-agents#ask"
     status, _ = await _get(web_env, "/topics/nope/ask?q=GRPO")
