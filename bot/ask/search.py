@@ -1,5 +1,7 @@
 """Reads of the full-text index, one dialect at a time: document frequencies and the
-candidates a question's terms find in a topic (or in every paper), best first.
+candidates a question's terms find in a topic (or in every paper), best first. Terms are
+the question's folded words (`Question.terms`); each engine stems them as it stemmed the
+papers (FTS5 `porter`, PostgreSQL `english`).
 
 Work is bounded by what the index can find cheaply. Terms are taken rarest first while
 the papers they match add up to at most `budget` (always at least the rarest one): those

@@ -29,8 +29,9 @@ from bot.timeutil import utcnow
 
 log = logging.getLogger(__name__)
 
-CANDIDATES = 100  # papers the engine hands to the final ranking
+CANDIDATES = 60  # papers the engine hands to the final ranking
 PAPERS = 4  # papers an answer cites
+_COLUMNS = ("id", "title", "abstract", "authors", "published", "links")
 MoreUrl = Callable[[TopicRef | None, str], str | None]
 
 
@@ -50,7 +51,8 @@ class SearchResult:
 async def load_rows(session: AsyncSession, ids: list[str]) -> dict[str, Mapping[str, Any]]:
     if not ids:
         return {}
-    rows = await session.execute(select(PAPER).where(PAPER.c.id.in_(ids)))
+    columns = [PAPER.c[name] for name in _COLUMNS]
+    rows = await session.execute(select(*columns).where(PAPER.c.id.in_(ids)))
     return {str(row["id"]): dict(row) for row in rows.mappings()}
 
 

@@ -1,6 +1,6 @@
 """Words as retrieval sees them: folded, stop words dropped, stemmed.
 
-Papers and questions pass through the same functions, so highlighting and ranking in
+Papers and questions pass through the same functions, so ranking and highlighting in
 Python agree with each other; the engines (FTS5 `porter`, PostgreSQL `english`) stem on
 their own side, close enough that a term the engine matched is the term we highlight.
 """
@@ -59,10 +59,19 @@ def content_words(text: str) -> list[str]:
 
 
 def stems_of(text: str) -> list[str]:
-    """Every word of `text` as a stem (stop words too: they count toward a field's length)."""
+    """Every word of `text` as a stem (stop words too: they count toward a field's length).
+
+    The hot loop of indexing and ranking, so it stays in C: new words are stemmed once
+    (a set difference finds them), then every word maps through the cache.
+    """
     words = split_words(fold(text))
-    get = _STEMS.get  # the hot loop of ranking: a dict lookup per word, the stemmer rarely
-    return [get(w) or stem(w) for w in words]
+    missing = set(words).difference(_STEMS)
+    if missing:
+        if len(_STEMS) + len(missing) > _MAX_STEMS:
+            _STEMS.clear()  # crude but bounded; refilled by the next few papers
+            missing = set(words)
+        _STEMS.update(zip(missing, _STEMMER.stemWords(list(missing)), strict=True))
+    return list(map(_STEMS.__getitem__, words))
 
 
 def word_spans(text: str) -> list[tuple[int, int, str]]:

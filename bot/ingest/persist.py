@@ -144,12 +144,13 @@ async def ingest_batch(
         inserts, updates, to_match = _plan(batch, known, now, report)
     inserted = await _insert_papers(session, inserts)
     report.new += inserted
+    changed = list(to_match)
     to_match += [batch[pid] for pid in inserted]
     report.unchanged += len(inserts) - len(inserted)  # another process stored them first
     if updates:
         await session.execute(_UPDATE, updates)
     # The full-text index follows the papers in this same transaction (bot/ask/index.py).
-    await index_papers(session, to_match)
+    await index_papers(session, new=[batch[pid] for pid in inserted], changed=changed)
     report.new_matches = await _store_matches(session, to_match, matcher, now)
     return report
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from sqlmodel import col, select
 
 from bot.ask.answer import Answer, TopicRef
 from bot.ask.question import MAX_QUESTION, QuestionError
@@ -50,7 +51,11 @@ async def matching_papers(d: WebDeps, topic: Topic, query: str) -> Matching:
         found = await d.asker.search(query[:MAX_QUESTION], topic=_ref(topic), limit=CANDIDATES)
     except QuestionError as exc:
         return Matching(error=str(exc))
-    papers = [to_view(Paper(**dict(found.rows[s.paper_id])), ()) for s in found.ranked]
+    ids = [s.paper_id for s in found.ranked]
+    async with d.store.read_sessions() as session:
+        rows = await session.execute(select(Paper).where(col(Paper.id).in_(ids)))
+        by_id = {p.id: p for p in rows.scalars()}
+    papers = [to_view(by_id[i], ()) for i in ids if i in by_id]
     return Matching(papers=papers, total=found.total)
 
 

@@ -5,7 +5,7 @@ Revises: 0001
 Create Date: 2026-12-01
 
 SQLite gets FTS5 (`porter unicode61`, accents removed) behind a mapping table; PostgreSQL
-a tsvector column with a GIN index. Papers stored before this revision are indexed here,
+a tsvector column (`english`) with a GIN index. Papers stored before this revision are indexed here,
 in chunks, with the same row builder ingest uses (bot.ask.index.search_row).
 """
 
