@@ -170,12 +170,37 @@ class Settings(BaseSettings):
         50.0, description="Minimum rise of the topic's share, in percent"
     )
 
+    # Ask about a topic: answers from the papers; a model is optional
+    llm_url: str | None = Field(
+        None,
+        description="OpenAI-compatible chat-completions URL, e.g. "
+        "http://127.0.0.1:8081/v1/chat/completions; with PAPERTIDE_LLM_MODEL turns model "
+        "answers on",
+    )
+    llm_model: str | None = Field(None, description="Model name sent to PAPERTIDE_LLM_URL")
+    llm_api_key: SecretStr | None = Field(
+        None, description="Bearer key for PAPERTIDE_LLM_URL, when it needs one"
+    )
+    llm_timeout_seconds: float = Field(
+        20.0, description="Seconds to wait for the model before answering from passages alone"
+    )
+    ask_per_user_per_hour: int = Field(
+        20, description="Questions one person may ask per hour (chat; model answers on the web)"
+    )
+
     # Web
     public_url: str = Field("http://127.0.0.1:8080", description="Base of every absolute link")
     secret_key: SecretStr = Field(
         SecretStr("dev-insecure-change-me"), description="Signs email tokens; set it in production"
     )
     confirm_ttl_hours: int = Field(48, description="Hours a confirmation link stays valid")
+
+    @field_validator("llm_url")
+    @classmethod
+    def _http_only(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value or None
 
     @field_validator("sources", "arxiv_categories", mode="before")
     @classmethod

@@ -37,6 +37,10 @@ class DigestLinks(Protocol):
 
     def topic_url(self, slug: str) -> str: ...
 
+    def ask_url(self, slug: str) -> str:
+        """The topic page's 'Ask about this topic' box."""
+        ...
+
     def paper_url(self, paper_id: str, url: str) -> str:
         """Where a paper links to; `url` is the paper's own (arXiv abs) link."""
         ...
@@ -63,6 +67,9 @@ class PublicLinks:
 
     def topic_url(self, slug: str) -> str:
         return self._urls.topic(slug)
+
+    def ask_url(self, slug: str) -> str:
+        return self._urls.topic_ask_box(slug)
 
     def paper_url(self, paper_id: str, url: str) -> str:
         return url or abs_url(paper_id)

@@ -219,6 +219,7 @@ class DigestRenderer:
             "s": {
                 "name": section.name,
                 "url": self.links.topic_url(section.slug),
+                "ask_url": self.links.ask_url(section.slug),
                 "line": momentum_line(m, universe) if m is not None else "",
                 "chart": _chart(m, labels) if m is not None and not collapsed else None,
                 "papers": [self._paper(p, p.id in section.alert_hits) for p in papers],

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.chat import alert_cmds, follow_cmds, team_cmds
+from bot.chat import alert_cmds, ask_cmds, follow_cmds, team_cmds
 from bot.chat.context import CommandContext, CommandDeps, Refusal, Reply
 from bot.chat.text import BadInput, clean_text
 
@@ -34,6 +34,10 @@ HELP = (
     ("visible on|off", "show (or hide) yourself in `who`; hidden by default"),
     ("import [url]", "alerts proposed from your BibTeX, RIS or CSL-JSON export"),
     ("import accept <n>", "turn proposal n into an alert; `import list` shows them again"),
+    (
+        "ask <topic> <question> [--thread]",
+        "an answer from the topic's papers, cited; `--all` papers",
+    ),
 )
 
 
@@ -73,4 +77,5 @@ _HANDLERS: dict[str, Handler] = {
     "who": team_cmds.who,
     "visible": team_cmds.visible,
     "import": team_cmds.import_,
+    "ask": ask_cmds.ask,
 }

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.ask.answer import Answer, TopicRef
 from bot.catalog.lookup import TopicNotFound, find_topic
 from bot.matching.query import CheckedQuery
 from bot.outbox.targets import get_or_create_target
@@ -24,6 +25,8 @@ log = logging.getLogger(__name__)
 ValidateQuery = Callable[[str], CheckedQuery]
 TestQuery = Callable[[AsyncSession, str], Awaitable[tuple[int, Sequence[Mapping[str, Any]]]]]
 MomentumLine = Callable[[AsyncSession, str], Awaitable[str | None]]
+# (topic or None for every paper, question) -> the answer; raises QuestionError.
+AskFn = Callable[[TopicRef | None, str], Awaitable[Answer]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +52,12 @@ class Reply:
     ephemeral: bool = True
     error: bool = False
     mentions: tuple[str, ...] = ()  # placeholders (chat.text.mention) shown as mentions
+    # `/papers ask`: the acknowledgement carries `followup`, which the adapter awaits
+    # after answering (outside its session); the reply it returns carries `answer`,
+    # posted in a thread when `thread` is set.
+    answer: Answer | None = None
+    followup: Callable[[], Awaitable[Reply]] | None = None
+    thread: bool = False
 
 
 async def _no_momentum(_session: AsyncSession, _slug: str) -> str | None:
@@ -74,6 +83,8 @@ class CommandDeps:
     now: Callable[[], datetime] = field(default=utcnow)
     # `/papers import <url>`: the export's bytes, bounded, internal addresses refused.
     fetch_url: Callable[[str], Awaitable[bytes]] | None = None
+    ask: AskFn | None = None  # None: `/papers ask` says it is not set up
+    ask_per_hour: int = 20
 
 
 class Refusal(Exception):

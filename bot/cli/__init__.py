@@ -12,6 +12,7 @@ from __future__ import annotations
 import typer
 
 from bot.cli import (
+    ask,
     chat,
     core,
     demo,
@@ -39,6 +40,7 @@ app.command("status")(ingest.status)
 app.add_typer(ingest.papers, name="papers")
 app.add_typer(ingest.topics, name="topics")
 app.add_typer(query.query, name="query")
+app.command("ask")(ask.ask)
 app.command("serve")(service.serve)
 app.command("worker")(service.worker)
 app.add_typer(service.outbox, name="outbox")

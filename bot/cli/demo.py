@@ -76,6 +76,7 @@ def demo(
         )
     _show_topics(console, rows, universe)
     _show_alerts(console, result)
+    _show_answer(console, result)
     _show_digest_and_files(console, result, out)
 
 
@@ -110,6 +111,19 @@ def _show_alerts(console: Console, result: DemoRun) -> None:
     console.print(Panel(escape(slack), title=title, border_style="magenta"))
     title = f"Discord · {CHANNEL} (embeds, mentions off)"
     console.print(Panel(escape(discord), title=title, border_style="blue"))
+
+
+def _show_answer(console: Console, result: DemoRun) -> None:
+    from rich.markup import escape
+
+    from bot.ask.plain import render_text
+
+    if result.answer is None:
+        return
+    where = result.answer.topic.name if result.answer.topic else "all papers"
+    console.rule(f"Ask about this topic: {escape(where)}")
+    console.print(escape(render_text(result.answer)), end="")
+    console.print('Try your own: papertide ask rl-for-llm-agents "<question>" [--json]')
 
 
 def _show_digest_and_files(console: Console, result: DemoRun, out: Path) -> None:

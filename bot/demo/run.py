@@ -16,6 +16,7 @@ from pathlib import Path
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.ask.answer import Answer, TopicRef
 from bot.catalog.lookup import find_topic
 from bot.catalog.momentum import last_complete_week
 from bot.ingest.poll import PollResult
@@ -39,6 +40,7 @@ CHANNEL_TOPICS = ("rl-for-llm-agents",)
 PERSON_EMAIL = "ada@lab.example.org"
 PERSON_TOPICS = ("rl-for-llm-agents", "llm-reasoning", "on-policy-distillation")
 PERSON_ALERT = 'au:"Yi Wu"'
+QUESTION = "which papers train agents with GRPO on ALFWorld, and what do they report?"
 
 
 @dataclass
@@ -50,6 +52,7 @@ class DemoRun:
     digest: EmailPayload | None = None
     digest_week: str = ""
     delivered: int = 0
+    answer: Answer | None = None  # QUESTION about the demo channel's topic
 
 
 async def count_papers(session: AsyncSession) -> int:
@@ -96,8 +99,11 @@ async def run_demo(
     async with root.store.sessions() as session, session.begin():
         before = await count_papers(session)
         channel, _user = await ensure_audience(session=session, root=root)
+        topic = await find_topic(session=session, text=CHANNEL_TOPICS[0])
     run = DemoRun(reused_store=before > 0, papers_before=before)
     run.poll = await root.poll("sample", on_progress=on_progress)
+    ref = TopicRef(int(topic.id or 0), topic.slug, topic.name)
+    run.answer = await root.asker().ask(QUESTION, topic=ref)
     week = last_complete_week(utcnow())
     async with root.store.sessions() as session:
         await enqueue_week(

@@ -5,5 +5,5 @@ record their matches, and keep each source's state (state.py); arXiv's dates and
 announcement schedule (dates.py, announce.py), `papertide status` (status.py), and the
 sources themselves with their one registry (sources/).
 
-May import: bot.matching, bot.store and the kernel.
+May import: bot.ask (its full-text index writer), bot.matching, bot.store and the kernel.
 """

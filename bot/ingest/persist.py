@@ -4,6 +4,7 @@ One call per batch (`ingest_batch`): bulk reads of what is known, bulk INSERT â€
 CONFLICT on SQLite and PostgreSQL alike, then the matcher runs once per new or changed
 paper and its topic and alert matches are inserted if absent. The report lists what is
 new and changed and exactly the matches inserted now (what the outbox fan-out sends).
+New and changed papers are also written to the full-text index, in the same transaction.
 Running the same batch twice stores nothing twice and reports no new match.
 """
 
@@ -19,6 +20,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.ask.index import index_papers
 from bot.ingest.gcpause import paused_gc
 from bot.ingest.normalize import BadRecord, normalize
 from bot.matching.matches import record_matches
@@ -91,10 +93,13 @@ async def ingest_batch(
         inserts, updates, to_match = _plan(batch, known, now, report)
     inserted = await _insert_papers(session, inserts)
     report.new += inserted
+    changed = list(to_match)
     to_match += [batch[pid] for pid in inserted]
     report.unchanged += len(inserts) - len(inserted)  # another process stored them first
     if updates:
         await session.execute(_UPDATE, updates)
+    # The full-text index follows the papers in this same transaction (bot/ask/index.py).
+    await index_papers(session, new=[batch[pid] for pid in inserted], changed=changed)
     report.new_matches = await _store_matches(session, to_match, matcher, now)
     return report
 

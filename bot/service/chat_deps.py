@@ -9,6 +9,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.ask.answer import Answer, TopicRef
+from bot.ask.service import Asker
 from bot.catalog.stats import load_topic_momentum
 from bot.chat.commands import CommandDeps
 from bot.config import Settings
@@ -35,13 +37,17 @@ def topic_momentum(settings: Settings) -> Momentum:
     return momentum
 
 
-def command_deps(settings: Settings) -> CommandDeps:
+def command_deps(settings: Settings, *, asker: Asker | None = None) -> CommandDeps:
     """Everything `/papers` needs besides the store, for Slack and Discord alike."""
     momentum = topic_momentum(settings)
 
     async def momentum_line(session: AsyncSession, slug: str) -> str | None:
         found = await momentum(session, slug, utcnow())
         return str(found["line"]) if found else None
+
+    async def ask(topic: TopicRef | None, question: str) -> Answer:
+        assert asker is not None
+        return await asker.ask(question, topic=topic)
 
     return CommandDeps(
         validate_query=check_query,
@@ -51,6 +57,8 @@ def command_deps(settings: Settings) -> CommandDeps:
         channel_changes=settings.channel_changes,
         command=settings.slack_command,
         fetch_url=library_fetcher(settings),
+        ask=ask if asker is not None else None,
+        ask_per_hour=settings.ask_per_user_per_hour,
     )
 
 

@@ -20,6 +20,7 @@ import httpx
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.ask.service import Asker
 from bot.catalog.sync import SyncReport, sync_catalog
 from bot.chat.commands import CommandDeps
 from bot.config import Settings
@@ -31,6 +32,7 @@ from bot.outbox.drain import deliver_until_idle
 from bot.outbox.fanout import enqueue_matches
 from bot.outbox.worker import Worker
 from bot.platforms.registry import PlatformContext, RouteInstaller, build_channels, build_parts
+from bot.service.ask_deps import build_asker, model_client, model_config
 from bot.service.chat_deps import command_deps, topic_momentum
 from bot.service.leader import Leadership
 from bot.service.runner import run_until_stopped, stop_on_signals
@@ -59,6 +61,7 @@ class Papertide:
     _sources_http: HttpDeps | None = None
     _delivery_http: httpx.AsyncClient | None = None
     _channels: dict[Platform, Channel] | None = None
+    _asker: Asker | None = None
     leader: Leadership | None = field(default=None)
 
     # --- ingest ---------------------------------------------------------------------------
@@ -138,9 +141,19 @@ class Papertide:
             self._stack.push_async_callback(self._delivery_http.aclose)
         return self._delivery_http
 
+    def asker(self) -> Asker:
+        """The one `Asker` (questions about topics), with the model's client when one is set."""
+        if self._asker is None:
+            http = None
+            if model_config(self.settings) is not None:
+                http = model_client(self.settings)
+                self._stack.push_async_callback(http.aclose)
+            self._asker = build_asker(self.settings, self.store.read_sessions, http)
+        return self._asker
+
     def command_deps(self) -> CommandDeps:
         """Everything `/papers` needs besides the store, for Slack and Discord alike."""
-        return command_deps(self.settings)
+        return command_deps(self.settings, asker=self.asker())
 
     def platform_context(self, *, chat: bool = False) -> PlatformContext:
         return PlatformContext(
@@ -200,6 +213,7 @@ class Papertide:
             settings=self.settings,
             store=self.store,
             momentum=topic_momentum(self.settings),
+            asker=self.asker(),
             extra_routes=routes,
             leader_state=leader_state,
             clock=clock,

@@ -6,11 +6,12 @@ links with `PublicUrls`. Tokens and slugs are percent-encoded here, once.
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 TOPICS = "/topics"
 TOPIC = "/topics/{slug}"
 TOPIC_FEED = "/topics/{slug}.atom"
+TOPIC_ASK = "/topics/{slug}/ask"
 SUBSCRIBE = "/subscribe"
 SUBSCRIBE_SENT = "/subscribe/sent"
 CONFIRM = "/confirm/{token}"
@@ -33,6 +34,22 @@ def topic_path(slug: str) -> str:
     return TOPIC.format(slug=_slug(slug))
 
 
+def topic_search_path(slug: str, question: str) -> str:
+    """The topic page listing the papers that match a question (`?q=`)."""
+    return topic_path(slug) + "?" + urlencode({"q": question})
+
+
+def topic_ask_path(slug: str, question: str | None = None) -> str:
+    """The answer page of a question (without one: where the ask box sends it)."""
+    path = TOPIC_ASK.format(slug=_slug(slug))
+    return path if question is None else path + "?" + urlencode({"q": question})
+
+
+def topic_ask_box_path(slug: str) -> str:
+    """The topic page, scrolled to its 'Ask about this topic' box (the digest's `ask`)."""
+    return topic_path(slug) + "#ask"
+
+
 def manage_path(token: str) -> str:
     return MANAGE.format(token=_token(token))
 
@@ -48,6 +65,15 @@ class PublicUrls:
 
     def topic(self, slug: str) -> str:
         return self.absolute(topic_path(slug))
+
+    def topic_search(self, slug: str, question: str) -> str:
+        return self.absolute(topic_search_path(slug, question))
+
+    def topic_ask(self, slug: str, question: str | None = None) -> str:
+        return self.absolute(topic_ask_path(slug, question))
+
+    def topic_ask_box(self, slug: str) -> str:
+        return self.absolute(topic_ask_box_path(slug))
 
     def topic_feed(self, slug: str) -> str:
         return self.absolute(TOPIC_FEED.format(slug=_slug(slug)))

@@ -16,6 +16,7 @@ from datetime import datetime
 from aiohttp import web
 from prometheus_client import Counter, Histogram
 
+from bot.ask.service import Asker
 from bot.config import Settings
 from bot.errors import PapertideError
 from bot.store.store import Store
@@ -23,7 +24,7 @@ from bot.subscriptions import urls
 from bot.subscriptions.tokens import TokenError
 from bot.templating import read_static
 from bot.timeutil import utcnow
-from bot.web import email_pages, ops, topics
+from bot.web import ask_pages, email_pages, ops, topics
 from bot.web.common import (
     DEPS,
     SECURITY_HEADERS,
@@ -102,6 +103,7 @@ def build_web_app(
     settings: Settings,
     store: Store,
     momentum: Momentum | None = None,
+    asker: Asker | None = None,
     extra_routes: Iterable[Callable[[web.Application], None]] = (),
     leader_state: LeaderState | None = None,
     clock: Callable[[], datetime] = utcnow,
@@ -109,7 +111,8 @@ def build_web_app(
     page_cache_seconds: float = 30.0,
 ) -> web.Application:
     """The aiohttp app. `momentum(session, slug, now)` fills the topic page's box;
-    `leader_state()` (sync or async) names the scheduler leader for /healthz.
+    `leader_state()` (sync or async) names the scheduler leader for /healthz; `asker`
+    answers the topic pages' questions (without it the ask box says it is off).
     Momentum is cached per topic for `momentum_ttl` seconds, rendered topic pages and
     feeds for `page_cache_seconds` (0 turns that off)."""
     app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY)
@@ -121,6 +124,7 @@ def build_web_app(
         momentum=MomentumCache(momentum, ttl=momentum_ttl),
         leader_state=leader_state or _default_leader_state,
         pages=PageCache(page_cache_seconds),
+        asker=asker,
     )
     app.on_response_prepare.append(_security_headers)
     css = read_static("web/site.css")
@@ -139,6 +143,7 @@ def build_web_app(
     r.add_get(urls.STATIC_CSS, site_css)
     r.add_get(urls.TOPICS, topics.show_topics)
     r.add_get(feed, topics.show_feed)
+    r.add_get(urls.TOPIC_ASK.format(slug=_SLUG), ask_pages.show_answer)
     r.add_get(topic, topics.show_topic)
     r.add_get(urls.SUBSCRIBE, email_pages.show_subscribe)
     r.add_post(urls.SUBSCRIBE, email_pages.post_subscribe)

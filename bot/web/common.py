@@ -12,6 +12,7 @@ from typing import Any
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.ask.service import Asker
 from bot.config import Settings
 from bot.store.store import Store
 from bot.subscriptions.urls import PublicUrls
@@ -93,6 +94,7 @@ class WebDeps:
     momentum: MomentumCache
     leader_state: LeaderState
     pages: PageCache
+    asker: Asker | None = None  # questions about a topic (the ask box, `?q=` on a topic page)
 
 
 DEPS = web.AppKey("papertide_deps", WebDeps)

@@ -7,6 +7,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.catalog.lookup import TopicNotFound, count_papers, find_topic, topic_summaries
 from bot.store.models import Topic
+from bot.subscriptions.urls import topic_ask_path
+from bot.web.ask_pages import matching_papers
 from bot.web.atom import build_feed
 from bot.web.common import deps, error_page, page
 from bot.web.topic_data import PAGE_SIZE, chart_bars, latest_papers, week_labels
@@ -36,7 +38,8 @@ async def show_topics(request: web.Request) -> web.Response:
 
 
 async def show_topic(request: web.Request) -> web.Response:
-    """GET /topics/{slug}: latest papers, the momentum box, a 'Follow by email' form."""
+    """GET /topics/{slug}: latest papers (or, with `?q=`, those matching a question), the
+    momentum box, a 'Follow by email' form and the 'Ask about this topic' box."""
     d = deps(request)
     if (cached := d.pages.get(request.path_qs)) is not None:
         return cached
@@ -54,6 +57,8 @@ async def show_topic(request: web.Request) -> web.Response:
         papers = await latest_papers(
             session=session, topic_id=topic.id, offset=(page_no - 1) * PAGE_SIZE
         )
+    query = " ".join(request.query.get("q", "").split())
+    matching = await matching_papers(d, topic, query) if query else None
     # Its own session, after the page's reads: a slow aggregate never holds the store.
     momentum = await d.momentum.get(d.store.read_sessions, slug, now)
     weekly = [int(n) for n in (momentum or {}).get("weekly", [])]
@@ -69,6 +74,9 @@ async def show_topic(request: web.Request) -> web.Response:
         last_week=last_week,
         page_no=page_no,
         has_next=page_no * PAGE_SIZE < total,
+        query=query,
+        matching=matching,
+        ask_url=topic_ask_path(topic.slug),
         page_url=d.urls.topic(topic.slug),
         feed_url=d.urls.topic_feed(topic.slug),
     )

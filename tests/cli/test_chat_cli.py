@@ -14,7 +14,7 @@ def test_discord_invite_prints_least_permission_url() -> None:
     )
     assert result.exit_code == 0
     assert result.stdout.strip() == (
-        "https://discord.com/oauth2/authorize?client_id=222&scope=bot+applications.commands&permissions=19456"
+        "https://discord.com/oauth2/authorize?client_id=222&scope=bot+applications.commands&permissions=309237664768"
     )
 
 

@@ -64,6 +64,10 @@ def test_demo_shows_the_whole_product_offline_and_is_idempotent(tmp_path: Path) 
     assert "Slack · #rl-agents" in out
     assert "Discord · #rl-agents" in out
     assert "Unfollow topic" in out
+    assert "Ask about this topic: RL for LLM Agents" in out
+    assert "Q: which papers train agents with GRPO on ALFWorld, and what do they report?" in out
+    assert "[1] " in out
+    assert "more papers match" in out
 
     # The digest: files written and parseable, with the momentum section; a mail caught.
     html = (tmp_path / "out" / "digest.html").read_text()

@@ -23,12 +23,13 @@ from bot.chat.commands import CommandContext, CommandDeps, Reply, run_command
 from bot.chat.text import cut_text, show_mentions
 from bot.config import Settings
 from bot.errors import ConfigError
+from bot.platforms.discord.answer import deliver_answer
 from bot.platforms.discord.render import DESCRIPTION_MAX, TITLE_MAX, clean
 from bot.types import Platform
 
 log = logging.getLogger(__name__)
 
-SLOW_COMMANDS = ("alert test", "topics", "import")
+SLOW_COMMANDS = ("alert test", "topics", "import", "ask")
 MAX_UPLOAD_BYTES = 5_000_000
 
 
@@ -45,7 +46,14 @@ def _attachment_reader(file: discord.Attachment | None) -> Any:
     return read
 
 
-INVITE_PERMISSIONS = discord.Permissions(view_channel=True, send_messages=True, embed_links=True)
+# Threads: `/papers ask … post: thread` opens one on the question it posts.
+INVITE_PERMISSIONS = discord.Permissions(
+    view_channel=True,
+    send_messages=True,
+    embed_links=True,
+    create_public_threads=True,
+    send_messages_in_threads=True,
+)
 
 
 def use_discord_api_url(url: str) -> None:
@@ -106,6 +114,9 @@ class PapersGroup(app_commands.Group):
             ctx = replace(context_for(interaction), upload=upload)
             reply = await run_command(session=session, ctx=ctx, text=text, deps=self.deps)
             await session.commit()
+        if reply.followup is not None:
+            await deliver_answer(interaction, reply)  # `/papers ask`: deferred above
+            return
         embed = to_reply_embed(reply)
         none = discord.AllowedMentions.none()
         if slow:
@@ -198,6 +209,30 @@ class PapersGroup(app_commands.Group):
             return
         await self.run(interaction, f"import {url}".strip(), upload=_attachment_reader(file))
 
+    @app_commands.command(name="ask", description="Ask about a topic: an answer from its papers")
+    @app_commands.describe(
+        topic="Topic slug or name",
+        question="Your question, e.g. which papers train agents with GRPO on ALFWorld?",
+        post="Only you see the answer (default), or a thread in this channel",
+        all_papers="Search every paper, not only the topic's",
+    )
+    @app_commands.choices(
+        post=[
+            app_commands.Choice(name="only me", value="private"),
+            app_commands.Choice(name="thread in this channel", value="thread"),
+        ]
+    )
+    async def ask(
+        self,
+        interaction: discord.Interaction[Any],
+        topic: str,
+        question: str,
+        post: str = "private",
+        all_papers: bool = False,
+    ) -> None:
+        flags = ("--thread " if post == "thread" else "") + ("--all " if all_papers else "")
+        await self.run(interaction, f"ask {flags}{'' if all_papers else topic + ' '}{question}")
+
     @app_commands.command(name="help", description="What /papers can do")
     async def help_(self, interaction: discord.Interaction[Any]) -> None:
         await self.run(interaction, "help")
@@ -224,6 +259,12 @@ class PapersGroup(app_commands.Group):
 
     @unfollow.autocomplete("topic")
     async def _unfollow_topic(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await self.topic_choices(interaction, current)
+
+    @ask.autocomplete("topic")
+    async def _ask_topic(
         self, interaction: discord.Interaction[Any], current: str
     ) -> list[app_commands.Choice[str]]:
         return await self.topic_choices(interaction, current)

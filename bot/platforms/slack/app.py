@@ -22,7 +22,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aiohttp import web
@@ -39,6 +39,7 @@ from bot.chat.events import claim_event
 from bot.config import Settings
 from bot.errors import ConfigError
 from bot.outbox.targets import disable_workspace_targets
+from bot.platforms.slack.ask import deliver_answer
 from bot.platforms.slack.channel import slack_error
 from bot.platforms.slack.render import MUTE_ALERT_ACTION, UNFOLLOW_ACTION, render_reply
 from bot.types import Platform
@@ -92,6 +93,8 @@ class SlackHandlers:
     # Work after the ack is bounded so a burst of commands queues cheaply instead of
     # starving the event loop that must answer the next request's ack within 3 s.
     limit: asyncio.Semaphore
+    client: AsyncWebClient | None = None  # posts threaded answers of `/papers ask`
+    ask_limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(4))
 
     async def run_for(self, ctx: CommandContext, text: str) -> Reply:
         try:
@@ -139,6 +142,11 @@ class SlackHandlers:
         )
         reply = await self.run_for(ctx, str(body.get("text", "")))
         await respond(**render_reply(reply))
+        if reply.followup is not None and self.client is not None:
+            # `/papers ask`: acknowledged above; the answer follows when it is ready.
+            await deliver_answer(
+                client=self.client, limit=self.ask_limit, ctx=ctx, pending=reply, respond=respond
+            )
 
     async def on_button(self, ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
         """The Unfollow and Mute buttons under an alert: the same grammar as typed commands."""
@@ -202,6 +210,7 @@ def build_slack_app(
         sessions=sessions,
         deps=replace(deps, check_channel=_channel_checker(client), command=settings.slack_command),
         limit=asyncio.Semaphore(COMMAND_CONCURRENCY),
+        client=client,
     )
     app.middleware(handlers.skip_seen_events)
     app.command(settings.slack_command)(handlers.on_command)

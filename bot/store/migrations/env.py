@@ -10,6 +10,14 @@ import bot.store.models  # noqa: F401  (registers the tables on SQLModel.metadat
 
 config = context.config
 target_metadata = SQLModel.metadata
+# The full-text index is engine-specific (FTS5 or tsvector) and lives in migrations only.
+_NOT_IN_MODELS = ("paper_search", "paper_fts")
+
+
+def include_object(
+    obj: object, name: str | None, type_: str, reflected: bool, compare_to: object
+) -> bool:
+    return not (type_ == "table" and name is not None and name.startswith(_NOT_IN_MODELS))
 
 
 def run_migrations() -> None:
@@ -22,6 +30,7 @@ def run_migrations() -> None:
             target_metadata=target_metadata,
             render_as_batch=connection.dialect.name == "sqlite",
             compare_type=True,
+            include_object=include_object,
         )
         with context.begin_transaction():
             context.run_migrations()

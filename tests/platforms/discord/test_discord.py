@@ -212,7 +212,7 @@ async def test_sync_registers_the_group_at_the_configured_api(
     put = next(body for method, path, body in fake.calls if method == "PUT")
     names = {o["name"] for o in put[0]["options"]}
     assert {"follow", "alert", "quiet-hours", "help"} <= names
-    assert "permissions=19456" in invite_url(settings)
+    assert "permissions=309237664768" in invite_url(settings)
     assert "scope=bot+applications.commands" in invite_url(settings)
 
 
