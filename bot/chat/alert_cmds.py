@@ -65,7 +65,15 @@ async def alert(
     if verb == "add":
         query = _valid_query(" ".join(rest), deps, "alert add <query>")
         target = await target_for(session, ctx, deps, **personal)
-        alert = await stored.add_alert(session=session, target=target, query=query)
+        try:
+            alert = await stored.add_alert(
+                session=session, target=target, query=query, limit=deps.max_alerts
+            )
+        except stored.TooManyAlerts as exc:
+            raise Refusal(
+                f"{exc} Remove one first: `{deps.command} alerts`, then"
+                f" `{deps.command} alert remove <id>`."
+            ) from exc
         return Reply(
             title=f"Alert #{alert.id} added: {_shown_query(query)}",
             lines=(

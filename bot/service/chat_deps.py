@@ -53,5 +53,6 @@ def command_deps(settings: Settings) -> CommandDeps:
         request_digest=chat_digest_hook(settings),
         momentum_line=momentum_line,
         channel_changes=settings.channel_changes,
+        max_alerts=settings.max_alerts_per_person,
         command=settings.slack_command,
     )

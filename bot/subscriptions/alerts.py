@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -23,6 +23,15 @@ class NoSuchAlert(PapertideError):
     """The alert id is unknown, or belongs to someone else (we never say which)."""
 
 
+class TooManyAlerts(PapertideError):
+    """The target keeps as many alerts as `max_alerts_per_person` allows; `limit` says how
+    many that is."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"You have {limit} alerts, the most papertide keeps for one person.")
+        self.limit = limit
+
+
 async def list_alerts(
     *, session: AsyncSession, target: Target, include_inactive: bool = False
 ) -> list[Alert]:
@@ -33,9 +42,19 @@ async def list_alerts(
     return list((await session.execute(stmt)).scalars())
 
 
-async def add_alert(*, session: AsyncSession, target: Target, query: str) -> Alert:
-    """Store a (validated, canonical) alert query for a target."""
+async def add_alert(*, session: AsyncSession, target: Target, query: str, limit: int = 0) -> Alert:
+    """Store a (validated, canonical) alert query for a target.
+
+    TooManyAlerts when the target has `limit` alerts already (0: no limit). Matching
+    cost grows with every alert, so one person must not be able to add thousands.
+    """
     assert target.id is not None
+    if limit > 0:
+        held = await session.execute(
+            select(func.count()).select_from(Alert).where(col(Alert.target_id) == target.id)
+        )
+        if int(held.scalar_one()) >= limit:
+            raise TooManyAlerts(limit)
     alert = Alert(target_id=target.id, query=query, active=True, created_at=utcnow())
     session.add(alert)
     await session.flush()

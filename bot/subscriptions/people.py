@@ -14,13 +14,14 @@ from sqlmodel import col, select
 
 from bot.config import Settings
 from bot.outbox.targets import find_target, get_or_create_target
-from bot.store.models import Person, Target
+from bot.store.models import Person, Target, new_token_version
+from bot.subscriptions.addresses import address_key
 from bot.types import EmailStatus, Platform, TargetKind
 
 
 async def find_person(*, session: AsyncSession, email: str, lock: bool = False) -> Person | None:
-    """The person with this (normalized) address, locked for update if asked."""
-    stmt = select(Person).where(col(Person.email) == email)
+    """The person with this (normalized) address in any case, locked for update if asked."""
+    stmt = select(Person).where(col(Person.email_key) == address_key(email))
     if lock:
         stmt = stmt.with_for_update()
     return (await session.execute(stmt)).scalar_one_or_none()
@@ -39,6 +40,7 @@ async def get_or_create_person(
         return person
     person = Person(
         email=email,
+        email_key=address_key(email),
         email_status=str(status),
         timezone=settings.digest_timezone,
         digest_weekday=settings.digest_weekday,
@@ -93,6 +95,15 @@ async def set_status(
     person.email_status = str(status)
     if confirmed_at is not None:
         person.confirmed_at = confirmed_at
+    session.add(person)
+    await session.flush()
+
+
+async def rotate_tokens(*, session: AsyncSession, person: Person) -> None:
+    """Revoke every link ever mailed to the person: their tokens carry the old version."""
+    old = person.token_version
+    while person.token_version == old:
+        person.token_version = new_token_version()
     session.add(person)
     await session.flush()
 
