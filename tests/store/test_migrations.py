@@ -46,9 +46,16 @@ async def test_four_processes_upgrading_an_empty_database_at_once_all_succeed(
     env = {**os.environ, "PAPERTIDE_DATABASE_URL": empty_pg_database}
     procs = [
         await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot.cli", "db", "upgrade", cwd=REPO, env=env,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+            sys.executable,
+            "-m",
+            "bot.cli",
+            "db",
+            "upgrade",
+            cwd=REPO,
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         for _ in range(4)
     ]
     outputs = [await proc.communicate() for proc in procs]
