@@ -23,11 +23,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from sqlalchemy import bindparam, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from sqlmodel import col
+from sqlmodel import SQLModel, col
 
 from bot.config import Settings
 from bot.store.dialect import dialect_insert
@@ -185,7 +185,8 @@ class SharedPacer:
         slots = [self._plan.slot(t, now, nexts, self._deferred) for t in targets]
         changed = [{"k": k, "v": v} for k, v in nexts.items() if before.get(k) != v]
         if changed:
-            table: Any = PacingRow.__table__  # Core executemany, one statement for all keys
+            # Core executemany (the ORM's bulk UPDATE insists on naming the primary key).
+            table = SQLModel.metadata.tables["pacing"]
             await session.execute(
                 update(table).where(table.c.key == bindparam("k")).values(next_at=bindparam("v")),
                 changed,
