@@ -34,6 +34,7 @@ from bot.subscriptions.preferences import PreferenceError, load_preferences, upd
 from bot.subscriptions.quotas import TooManyRequests
 from bot.subscriptions.tokens import check_form_token, make_form_token, person_token, read_token
 from bot.subscriptions.urls import SUBSCRIBE_SENT, confirm_path, link_path, manage_path
+from bot.types import EmailStatus
 from bot.web.common import client_ip, deps, error_page, page, read_form
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -151,7 +152,10 @@ async def get_unsubscribe(request: web.Request) -> web.Response:
     data = read_token(d.settings, token, purpose="unsubscribe", now=d.clock())
     async with d.store.read_sessions() as session:
         found = await session.get(Person, data.person_id)
-    # The address only for a link that still speaks for its person.
+        if found is not None and found.email_status != EmailStatus.UNSUBSCRIBED:
+            found = await load_owner(session=session, data=data)  # a revoked link: 400
+    # Stopped already (which revoked the link) or gone: the button only says so. The
+    # address is shown only for a link that still speaks for its person.
     email = found.email if found is not None and owns(found, data) else None
     return page("unsubscribe.html", private=True, email=email, token=token)
 
