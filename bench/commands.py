@@ -86,7 +86,7 @@ async def serve_routes(url: str, slack_base: str) -> None:
     )
     bolt = build_slack_app(settings=settings, sessions=session_factory(engine), deps=make_deps())
     app = web.Application()
-    install_slack_routes(app, bolt)
+    install_slack_routes(app, bolt, signing_secret=SIGNING_SECRET, sessions=session_factory(engine))
     async with serve(app) as base:
         print(base.rsplit(":", 1)[1], flush=True)
         await asyncio.Event().wait()

@@ -8,7 +8,10 @@ Prints
   2. enqueue→delivery latency p50/p99 when the queue is not backlogged (steady 200 msg/s);
   3. with per-channel pacing on: total throughput vs (channels × allowed rate);
   4. "outbox only": the same workers with a 1 ms null channel instead of HTTP, which shows
-     what claim/lease/settle sustain apart from the HTTP client's own CPU cost.
+     what claim/lease/settle sustain apart from the HTTP client's own CPU cost;
+  5. "pacing-scope": outbox only, 2 workers, every target paced at a rate that never binds,
+     pacing in each process vs shared through the store (issue 12): alternating, 3 rounds,
+     min and median of each and the ratio, i.e. what the shared pacing's statements cost.
 Goal (issue 4): ≥ 1,000 msg/s with 4 workers on a 2-core machine; p99 < 2 s; paced
 throughput within 10% of channels × rate.
 
@@ -95,9 +98,11 @@ class NullChannel:
         return Delivered()
 
 
-def run_worker(url: str, rate: float | None, concurrency: int, null: bool = False) -> None:
+def run_worker(
+    url: str, rate: float | None, concurrency: int, null: bool = False, scope: str = "process"
+) -> None:
     from bot.config import Settings
-    from bot.outbox.pacing import Pacer, rates_from_settings
+    from bot.outbox.pacing import Pacer, SharedPacer, rates_from_settings
     from bot.outbox.worker import Worker
     from bot.service.root import open_papertide
     from bot.types import Platform
@@ -119,7 +124,7 @@ def run_worker(url: str, rate: float | None, concurrency: int, null: bool = Fals
                 if null
                 else root.channels(),
                 settings=settings,
-                pacer=Pacer(rates),
+                pacer=SharedPacer(rates, root.store.sessions) if scope == "store" else Pacer(rates),
                 idle_seconds=0.1,
             )
             await worker.run(stop)
@@ -199,10 +204,15 @@ def add_messages(url: str, n: int, targets: int, prefix: str, stamp: bool = Fals
 
 
 def start_workers(  # type: ignore[type-arg]
-    url: str, n: int, rate: float | None = None, concurrency: int = 8, null: bool = False
+    url: str,
+    n: int,
+    rate: float | None = None,
+    concurrency: int = 8,
+    null: bool = False,
+    scope: str = "process",
 ) -> list:
     ctx = mp.get_context("spawn")
-    args = (url, rate, concurrency, null)
+    args = (url, rate, concurrency, null, scope)
     procs = [ctx.Process(target=run_worker, args=args) for _ in range(n)]
     for p in procs:
         p.start()
@@ -255,11 +265,13 @@ def sent_count(url: str) -> int:
     return int(row[0]) if row else 0
 
 
-def outbox_only(url: str, workers: int, messages: int) -> float:
+def outbox_only(
+    url: str, workers: int, messages: int, rate: float | None = None, scope: str = "process"
+) -> float:
     """Same workers, no HTTP: what the outbox (claim, lease, settle) sustains by itself."""
     add_targets(url, "http://unused", TARGETS)
     add_messages(url, messages, TARGETS, prefix="n-")
-    procs = start_workers(url, workers, null=True)
+    procs = start_workers(url, workers, rate=rate, null=True, scope=scope)
     try:
         while sent_count(url) == 0:
             time.sleep(0.05)
@@ -308,7 +320,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--messages", type=int, default=20_000)
-    parser.add_argument("--only", default="throughput,outbox,latency,pacing")
+    parser.add_argument("--only", default="throughput,outbox,latency,pacing,pacing-scope")
     args = parser.parse_args()
     only = set(args.only.split(","))
     ports: mp.Queue = mp.get_context("spawn").Queue()  # type: ignore[type-arg]
@@ -360,8 +372,30 @@ def main() -> None:
                 f"pacing {channels} channels × {rate:g} msg/s, 1 worker: {got:.1f} msg/s"
                 f" = {100 * got / want:.1f}% of {want:g}"
             )
+        if "pacing-scope" in only:
+            pacing_scope(args.pg, args.messages)
     finally:
         endpoint.terminate()
+
+
+def pacing_scope(server: str, messages: int, rounds: int = 3) -> None:
+    """Shared pacing's cost: outbox-only throughput, process vs store, alternating."""
+    got: dict[str, list[float]] = {"process": [], "store": []}
+    for _ in range(rounds):
+        for scope in ("process", "store"):
+            url = fresh_pg(server)
+            try:
+                # 100,000 msg/s per target: every message is paced, no slot ever waits.
+                got[scope].append(outbox_only(url, 2, messages, rate=100_000.0, scope=scope))
+            finally:
+                drop_pg(server, url)
+    for scope, rates in got.items():
+        print(
+            f"pacing in {scope:7}  2 workers, outbox only: min {min(rates):6.0f}"
+            f"  median {statistics.median(rates):6.0f} msg/s  ({rounds} rounds)"
+        )
+    ratio = statistics.median(got["store"]) / statistics.median(got["process"])
+    print(f"shared pacing / in-process pacing (median): {ratio:.2f}")
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from bot.service.root import open_papertide
 from bot.store.engine import create_engine, session_factory
 from bot.store.migrate import upgrade_sync
 from bot.store.models import Paper, PaperTopic, Person, Target, Topic
-from bot.subscriptions.tokens import make_token
+from bot.subscriptions.tokens import person_token
 from bot.web.app import serve_web
 
 SLUG = "rl-for-llm-agents"
@@ -70,7 +70,10 @@ async def seed(db_url: str, settings: Settings, papers: int, people: int) -> lis
         for i in range(papers):  # all in the benchmarked topic, each also in one other (tags)
             session.add(PaperTopic(paper_id=f"2609.{i:05d}", topic_id=topics[0].id))
             session.add(PaperTopic(paper_id=f"2609.{i:05d}", topic_id=topics[1 + i % 4].id))
-        persons = [Person(email=f"p{i}@lab.org", email_status="confirmed") for i in range(people)]
+        persons = [
+            Person(email=f"p{i}@lab.org", email_key=f"p{i}@lab.org", email_status="confirmed")
+            for i in range(people)
+        ]
         session.add_all(persons)
         await session.flush()
         session.add_all(
@@ -78,10 +81,7 @@ async def seed(db_url: str, settings: Settings, papers: int, people: int) -> lis
             for p in persons
         )
     await engine.dispose()
-    return [
-        make_token(settings, person_id=p.id or 0, email=p.email or "", purpose="unsubscribe")
-        for p in persons
-    ]
+    return [person_token(settings, p, "unsubscribe") for p in persons]
 
 
 def serve(db_url: str, settings: Settings, ports: Any, page_cache: float) -> None:

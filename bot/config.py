@@ -6,19 +6,30 @@ anywhere else, and tests build their own `Settings(...)` instead of patching glo
 
 from __future__ import annotations
 
+import os
+import secrets
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
     PydanticBaseSettingsSource,
+    SecretsSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
 
 DEFAULT_TOPICS_FILE = Path(__file__).parent / "data" / "topics.toml"
+# Where container and systemd secrets appear as files (`papertide_secret_key`, …).
+SECRET_DIRS = ("CREDENTIALS_DIRECTORY", "/run/secrets")
+# The key papertide shipped with before keys were required: refused like an unset one.
+OLD_DEFAULT_KEY = "dev-insecure-change-me"
+# Used only where an unset key is allowed (loopback, demo, tests): random per process,
+# so links can never be forged with a key printed in the source.
+_PROCESS_KEY = secrets.token_urlsafe(32)
 
 
 class Settings(BaseSettings):
@@ -190,10 +201,38 @@ class Settings(BaseSettings):
 
     # Web
     public_url: str = Field("http://127.0.0.1:8080", description="Base of every absolute link")
-    secret_key: SecretStr = Field(
-        SecretStr("dev-insecure-change-me"), description="Signs email tokens; set it in production"
+    secret_key: SecretStr | None = Field(
+        None,
+        description=(
+            "Signs every link papertide mails; required unless PAPERTIDE_PUBLIC_URL is loopback"
+            " (also read from a file papertide_secret_key in $CREDENTIALS_DIRECTORY or"
+            " /run/secrets)"
+        ),
     )
     confirm_ttl_hours: int = Field(48, description="Hours a confirmation link stays valid")
+    confirm_mails_per_ip_per_hour: int = Field(
+        10, description="Confirmation mails one client IP may ask for per hour"
+    )
+    confirm_mails_per_chat_user_per_hour: int = Field(
+        5, description="Confirmation mails one chat user may ask for per hour"
+    )
+    max_alerts_per_person: int = Field(
+        50, description="Keyword alerts one person (chat user or mailbox) may keep"
+    )
+    trust_forwarded_for: bool = Field(
+        False,
+        description="Take the client IP from X-Forwarded-For (only behind your own proxy)",
+    )
+    metrics_token: SecretStr | None = Field(
+        None, description="Bearer token /metrics requires; unset turns /metrics off"
+    )
+    pacing_scope: Literal["auto", "process", "store"] = Field(
+        "auto",
+        description=(
+            "Where per-channel pacing lives: store (shared by every worker), process, or"
+            " auto (store on PostgreSQL, process on SQLite)"
+        ),
+    )
 
     @field_validator("llm_url")
     @classmethod
@@ -209,6 +248,14 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
+    @field_validator("secret_key", mode="after")
+    @classmethod
+    def _blank_is_unset(cls, value: SecretStr | None) -> SecretStr | None:
+        # A secret file ends with a newline; an empty variable means "not set".
+        if value is None or not value.get_secret_value().strip():
+            return None
+        return SecretStr(value.get_secret_value().strip())
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -218,33 +265,94 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # Explicit arguments beat the environment, which beats papertide.toml.
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+        # Explicit arguments beat the environment, which beats secret files, which beat
+        # papertide.toml.
+        dirs = [d for d in (os.environ.get(SECRET_DIRS[0]), SECRET_DIRS[1]) if d]
+        found = [Path(d) for d in dirs if Path(d).is_dir()]
+        files = SecretsSettingsSource(settings_cls, secrets_dir=found or None)
+        return (init_settings, env_settings, files, TomlConfigSettingsSource(settings_cls))
+
+    def signing_key(self) -> str:
+        """The key every link is signed with: the configured one, else this process's own.
+
+        `serve` and `worker` call `require_secret_key` first, so only loopback installs,
+        the demo and tests ever sign with the per-process key.
+        """
+        if self.secret_key is not None and self.secret_key.get_secret_value() != OLD_DEFAULT_KEY:
+            return self.secret_key.get_secret_value()
+        return _PROCESS_KEY
+
+    def has_secret_key(self) -> bool:
+        key = self.secret_key.get_secret_value() if self.secret_key else ""
+        return bool(key) and key != OLD_DEFAULT_KEY
 
     def effective(self) -> dict[str, str]:
         """Every setting as text, secrets masked, for `papertide config`."""
         shown: dict[str, str] = {}
         for name in type(self).model_fields:
             value = getattr(self, name)
-            if isinstance(value, SecretStr):
+            if name == "secret_key" and not self.has_secret_key():
+                text = "default"  # unset: say so, rather than mask a value that is not there
+            elif isinstance(value, SecretStr):
                 text = "********" if value.get_secret_value() else ""
             elif isinstance(value, list):
-                text = ",".join(str(v) for v in value)
+                text = ",".join(mask_url(str(v)) for v in value)
             elif value is None:
                 text = ""
+            elif name == "database_url":
+                text = mask_database_url(str(value))
             else:
-                text = str(value)
-            if name == "database_url":
-                text = _mask_url_password(text)
+                text = mask_url(str(value))
             shown[f"PAPERTIDE_{name.upper()}"] = text
         return shown
 
 
-def _mask_url_password(url: str) -> str:
-    # postgresql://user:secret@host/db -> postgresql://user:****@host/db
+# Query parameters whose values are credentials (matched as substrings, any case).
+_SECRET_PARAMS = ("pass", "pwd", "secret", "token", "key", "auth", "sig", "credential", "session")
+_MASK = "****"
+
+
+def _secret_param(name: str) -> bool:
+    lowered = name.lower()
+    return any(word in lowered for word in _SECRET_PARAMS)
+
+
+def mask_url(text: str) -> str:
+    """`text` with the credentials of any URL inside masked: user:pass@, token@ and
+    token-like query parameters. `feed:https://…` keeps its prefix."""
+    prefix, sep, url = text.partition("://")
+    if not sep:
+        return text
+    head, _, scheme = prefix.rpartition(":")  # "feed:https" -> ("feed", "https")
+    try:
+        parts = urlsplit(f"{scheme}://{url}")
+    except ValueError:
+        return f"{head + ':' if head else ''}{scheme}://{_MASK}"
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    if "@" not in parts.netloc and not any(_secret_param(k) for k, _ in pairs):
+        return text  # nothing to hide: shown exactly as configured
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, host = netloc.rpartition("@")
+        user, colon, _password = userinfo.partition(":")
+        # A lone user part in an http URL is a token more often than a name.
+        netloc = f"{user}:{_MASK}@{host}" if colon and user else f"{_MASK}@{host}"
+    query = urlencode([(k, _MASK if _secret_param(k) else v) for k, v in pairs], safe="*")
+    masked = urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return f"{head}:{masked}" if head else masked
+
+
+def mask_database_url(url: str) -> str:
+    """The database URL without its password (in the userinfo or as `?password=`)."""
     scheme, sep, rest = url.partition("://")
-    creds, at, host = rest.rpartition("@")
-    if not sep or not at or ":" not in creds:
+    if not sep:
         return url
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:****@{host}"
+    main, question, query = rest.partition("?")
+    # The last @ before the query ends the userinfo, even when the password holds @ or /.
+    creds, at, host = main.rpartition("@")
+    if at and ":" in creds:
+        main = f"{creds.split(':', 1)[0]}:{_MASK}@{host}"
+    if question:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, _MASK if _secret_param(k) else v) for k, v in pairs], safe="*")
+    return f"{scheme}://{main}" + (f"?{query}" if question else "")

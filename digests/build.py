@@ -23,6 +23,7 @@ class Recipient:
     id: int
     email: str
     send_quiet_week: bool = True
+    token_version: int = 0  # signed into the digest's links; a new one revokes them
 
 
 @dataclass(frozen=True, slots=True)

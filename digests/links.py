@@ -79,6 +79,8 @@ def links_for(settings: Settings) -> PublicLinks:
     """The production links: the web app's routes, tokens signed by `bot.tokens`."""
 
     def token_for(recipient: Recipient, purpose: str) -> str:
-        return make_token(settings, person_id=recipient.id, email=recipient.email, purpose=purpose)
+        return make_token(
+            settings, person_id=recipient.id, version=recipient.token_version, purpose=purpose
+        )
 
     return PublicLinks(settings.public_url, token_for, mail_from=settings.mail_from)

@@ -132,7 +132,7 @@ async def load_recipients(
     for person in people:
         if person.id is None or not person.email:
             continue
-        recipient = Recipient(person.id, person.email, person.send_quiet_week)
+        recipient = Recipient(person.id, person.email, person.send_quiet_week, person.token_version)
         infos = tuple(AlertInfo(a, q, tuple(caught.get(a, ()))) for a, q in alerts[person.id])
         result.append(RecipientData(recipient, frozenset(follows[person.id]), infos))
     return result

@@ -62,6 +62,22 @@ def _truncate_all(url: str) -> None:
 
 
 @pytest.fixture
+def own_pg_database(pg_server_url: str) -> Iterator[str]:
+    """A database made for this test alone (the workers are other processes), always dropped."""
+    name = f"papertide_mp_{uuid.uuid4().hex[:10]}"
+    admin = make_url(pg_server_url).set(drivername="postgresql").render_as_string(False)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
+    try:
+        upgrade_sync(url)
+        yield url
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
 def sqlite_url(tmp_path: Path) -> str:
     url = f"sqlite:///{tmp_path / 'subscriptions.db'}"
     upgrade_sync(url)

@@ -80,9 +80,16 @@ async def alert(
         checked = _valid_query(" ".join(rest), deps, "alert add <query>")
         target = await target_for(session, ctx, deps, **personal)
         try:
-            alert = await stored.add_alert(session=session, target=target, query=checked.text)
+            alert = await stored.add_alert(
+                session=session, target=target, query=checked.text, limit=deps.max_alerts
+            )
         except QueryError as exc:  # the stored form must load too
             raise Refusal(f"That query cannot be stored ({exc}).") from exc
+        except stored.TooManyAlerts as exc:
+            raise Refusal(
+                f"{exc} Remove one first: `{deps.command} alerts`, then"
+                f" `{deps.command} alert remove <id>`."
+            ) from exc
         return Reply(
             title=f"Alert #{alert.id} added: {_shown_query(alert.query)}",
             lines=(

@@ -79,6 +79,7 @@ class CommandDeps:
     # Can the bot post in ctx.channel? An error line ("invite me first") or None.
     check_channel: Callable[[CommandContext], Awaitable[str | None]] = _channel_ok
     channel_changes: str = "managers"  # or "everyone"
+    max_alerts: int = 50  # per person; settings.max_alerts_per_person
     command: str = "/papers"
     now: Callable[[], datetime] = field(default=utcnow)
     # `/papers import <url>`: the export's bytes, bounded, internal addresses refused.

@@ -1,11 +1,15 @@
 """The `processed_event` table's one writer: platform events already handled.
 
 Slack retries an event up to three times; the first delivery claims its id, the
-retries find it taken and are answered without acting again.
+retries find it taken and are answered without acting again. The Slack route claims a
+digest of every signed request body the same way, so a replayed request never acts.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -23,3 +27,14 @@ async def claim_event(*, session: AsyncSession, platform: Platform, event_id: st
         ).returning(col(ProcessedEvent.event_id))
     )
     return result.scalar_one_or_none() is not None
+
+
+async def forget_events(*, session: AsyncSession, before: datetime) -> int:
+    """Forget events (and request digests) seen before `before`; nobody retries that late."""
+    result = await session.execute(
+        delete(ProcessedEvent)
+        .where(col(ProcessedEvent.seen_at) < before)
+        .returning(col(ProcessedEvent.event_id)),
+        execution_options={"synchronize_session": False},
+    )
+    return len(result.all())

@@ -85,3 +85,12 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 def print_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def config_problem_line(problem: dict[str, Any]) -> str:
+    """One line for an operator: delivery is stuck on our own set-up, not on recipients."""
+    return (
+        f"CONFIGURATION PROBLEM: {problem['waiting']} message(s) wait because the mail relay"
+        f" refused our set-up ({problem['error']}); check PAPERTIDE_SMTP_* and"
+        " PAPERTIDE_MAIL_FROM"
+    )

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from bot.cli.common import JSON_OPTION, fail, load_settings, print_json, with_root
+from bot.cli.common import (
+    JSON_OPTION,
+    config_problem_line,
+    fail,
+    load_settings,
+    print_json,
+    with_root,
+)
 
 if TYPE_CHECKING:
     from bot.ingest.poll import PollResult
@@ -73,14 +80,19 @@ def status(as_json: bool = JSON_OPTION) -> None:
 
     settings = load_settings()
 
-    async def go(root: Papertide) -> list[dict[str, Any]]:
+    async def go(root: Papertide) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        from bot.outbox.reads import configuration_problem
+
         async with root.store.read_sessions() as session:
-            return await collect_status(
+            rows = await collect_status(
                 session=session, names=settings.sources, now=utcnow(),
                 stalled_after=stall_after(settings.fetch_deadline_seconds),
             )  # fmt: skip
+            return rows, await configuration_problem(session=session)
 
-    rows = with_root(go, settings)
+    rows, problem = with_root(go, settings)
+    if problem:  # on stderr too with --json: the document on stdout keeps its shape
+        typer.echo(config_problem_line(problem), err=as_json)
     if as_json:
         print_json(rows)
         return

@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from bot.cli.common import JSON_OPTION, fail, load_settings, print_json, run, with_root
+from bot.cli.common import (
+    JSON_OPTION,
+    config_problem_line,
+    fail,
+    load_settings,
+    print_json,
+    run,
+    with_root,
+)
 from bot.types import OutboxStatus
 
 if TYPE_CHECKING:
@@ -25,7 +33,7 @@ def serve(
     from bot.logs import setup_logging
     from bot.platforms.registry import status
 
-    settings = load_settings()
+    settings = _checked_settings(serve=True)
     setup_logging()
     for name, on, variable in status(settings):
         hint = "" if on else f"  (set {variable} to turn it on)"
@@ -37,15 +45,36 @@ def worker(
     concurrency: int = typer.Option(
         None, "--concurrency", min=1, help="Messages sent at once (default from settings)."
     ),
+    health_port: int = typer.Option(
+        None, "--health-port", min=1, max=65535, help="Serve /healthz (and /metrics) here."
+    ),
+    health_host: str = typer.Option("127.0.0.1", "--health-host", help="Address of /healthz."),
 ) -> None:
     """Deliver outbox messages only; run as many as you like on PostgreSQL."""
     from bot.logs import setup_logging
 
-    settings = load_settings()
+    settings = _checked_settings()
     if concurrency:
         settings = settings.model_copy(update={"worker_concurrency": concurrency})
     setup_logging()
-    _run_forever(settings, lambda root: root.run_worker())
+    health = (health_host, health_port) if health_port else None
+    _run_forever(settings, lambda root: root.run_worker(health=health))
+
+
+def _checked_settings(*, serve: bool = False) -> Settings:
+    """Settings a long-running process may start with (one line and exit 1 otherwise),
+    checked before anything opens the store."""
+    from bot.errors import ConfigError
+    from bot.service.checks import require_secret_key, require_slack_secret
+
+    settings = load_settings()
+    try:
+        require_secret_key(settings)
+        if serve:
+            require_slack_secret(settings)
+    except ConfigError as exc:
+        fail(str(exc))
+    return settings
 
 
 def _run_forever(settings: Settings, op: Any) -> None:
@@ -119,12 +148,17 @@ def outbox_stats(as_json: bool = JSON_OPTION) -> None:
     """Messages per status and the age of the oldest due message."""
 
     async def go(root: Papertide) -> dict[str, Any]:
-        from bot.outbox.reads import count_by_status, oldest_due_age
+        from bot.outbox.reads import configuration_problem, count_by_status, oldest_due_age
 
         async with root.store.read_sessions() as session:
             by_status = await count_by_status(session=session)
             oldest = await oldest_due_age(session=session)
-        return {"by_status": by_status, "oldest_due_seconds": round(oldest, 3)}
+            problem = await configuration_problem(session=session)
+        return {
+            "by_status": by_status,
+            "oldest_due_seconds": round(oldest, 3),
+            "configuration_problem": problem,
+        }
 
     stats = with_root(go)
     if as_json:
@@ -133,3 +167,5 @@ def outbox_stats(as_json: bool = JSON_OPTION) -> None:
     for state, n in stats["by_status"].items():
         typer.echo(f"{state:<8} {n}")
     typer.echo(f"oldest due message waiting: {stats['oldest_due_seconds']:.1f} s")
+    if stats["configuration_problem"]:
+        typer.echo(config_problem_line(stats["configuration_problem"]))

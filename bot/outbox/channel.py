@@ -19,6 +19,11 @@ class Delivered:
     remote_id: str | None = None  # Slack ts, Discord message id, SMTP queue id…
 
 
+# Prefix of a Retry reason that blames our own set-up (SMTP credentials, relay), not
+# the recipient: `outbox stats` and `status` show such rows as a configuration problem.
+CONFIG_PROBLEM = "configuration problem: "
+
+
 @dataclass(frozen=True, slots=True)
 class Retry:
     """Temporary failure. `after` (seconds) is honoured exactly when the platform said it."""

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
-from bot.outbox.targets import target_refs
+from bot.outbox.targets import UNSUBSCRIBED, target_refs
 from bot.store.dialect import insert_ignore
 from bot.store.models import OutboxRow, Target
 from bot.timeutil import as_utc, utcnow
@@ -34,6 +34,18 @@ from bot.types import MessageKind, OutboundMessage, OutboxStatus
 
 STATUSES = tuple(OutboxStatus)
 _NO_SYNC = {"synchronize_session": False}
+
+
+def _deliverable() -> Any:
+    """A row's target takes mail: enabled, or an unsubscribed mailbox whose owner asked
+    for a confirmation (that mail is how they come back)."""
+    return or_(
+        col(Target.disabled_at).is_(None),
+        and_(
+            col(OutboxRow.kind) == str(MessageKind.CONFIRM),
+            col(Target.disabled_reason) == UNSUBSCRIBED,
+        ),
+    )
 
 
 def message_key(target_id: int, kind: MessageKind | str, subject: str) -> str:
@@ -149,7 +161,7 @@ async def claim_batch(
         .where(
             col(OutboxRow.status) == OutboxStatus.PENDING,
             col(OutboxRow.next_attempt_at) <= now,
-            col(Target.disabled_at).is_(None),
+            _deliverable(),
             col(Target.platform).in_(sorted(platforms)),
         )
         .order_by(col(OutboxRow.next_attempt_at))
@@ -319,11 +331,17 @@ async def bury_disabled(*, session: AsyncSession, target_id: int | None = None) 
     disabled = select(col(Target.id)).where(col(Target.disabled_at).is_not(None))
     if target_id is not None:
         disabled = disabled.where(col(Target.id) == target_id)
+    stopped = select(col(Target.id)).where(col(Target.disabled_reason) == UNSUBSCRIBED)
     result = await session.execute(
         update(OutboxRow)
         .where(
             col(OutboxRow.status).in_([OutboxStatus.PENDING, OutboxStatus.HELD]),
             col(OutboxRow.target_id).in_(disabled.scalar_subquery()),
+            # A confirmation asked for after unsubscribing is how its owner comes back.
+            ~and_(
+                col(OutboxRow.kind) == str(MessageKind.CONFIRM),
+                col(OutboxRow.target_id).in_(stopped.scalar_subquery()),
+            ),
         )
         .values(status=OutboxStatus.DEAD, last_error="target disabled")
         .returning(col(OutboxRow.id)),

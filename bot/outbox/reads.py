@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from bot.outbox.channel import CONFIG_PROBLEM
 from bot.store.models import OutboxRow
 from bot.timeutil import as_utc, utcnow
 from bot.types import OutboxStatus
@@ -83,3 +84,18 @@ async def recent_messages(*, session: AsyncSession, target_id: int, limit: int) 
         .limit(limit)
     )
     return list((await session.execute(query)).scalars().all())
+
+
+async def configuration_problem(*, session: AsyncSession) -> dict[str, Any] | None:
+    """Messages waiting because a platform blamed our set-up (SMTP auth, relay), with the
+    latest such reply; None when there are none. For `outbox stats` and `status`."""
+    problem = col(OutboxRow.last_error).startswith(CONFIG_PROBLEM)
+    waiting = (col(OutboxRow.status) == OutboxStatus.PENDING) & problem
+    count = (await session.execute(select(func.count()).where(waiting))).scalar_one()
+    if not count:
+        return None
+    latest = await session.execute(
+        select(col(OutboxRow.last_error)).where(waiting).order_by(col(OutboxRow.id).desc()).limit(1)
+    )
+    error = str(latest.scalar_one())[len(CONFIG_PROBLEM) :]
+    return {"waiting": int(count), "error": error}

@@ -25,6 +25,9 @@ from bot.timeutil import utcnow
 from bot.types import Platform, TargetKind, TargetRef
 
 _NO_SYNC = {"synchronize_session": False}
+# The reason a mailbox is stopped when its owner unsubscribes. Such a mailbox still gets
+# the confirmation mails its owner asks for again (bot.outbox.queue lets them through).
+UNSUBSCRIBED = "unsubscribed"
 
 
 def _row(

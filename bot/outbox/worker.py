@@ -4,13 +4,13 @@ One `Worker` per process; any number of processes share one PostgreSQL outbox.
 Sends run as tasks bounded by `worker_concurrency`; results are settled in small
 batches (one transaction per flush) so the database is not the bottleneck. On stop
 (SIGTERM) the worker claims nothing more, lets sends in progress finish (up to a
-grace period) and gives rows it has not started back to the queue.
+grace period) and gives rows it has not started back to the queue. When the store
+does not answer, every loop backs off (`StoreHealth`) instead of spinning.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import secrets
@@ -25,7 +25,8 @@ from bot import metrics
 from bot.config import Settings
 from bot.outbox.channel import Channel, Delivered, DeliveryResult, Failed, Retry
 from bot.outbox.fanout import fold_held
-from bot.outbox.pacing import Pacer, rates_from_settings
+from bot.outbox.outage import StoreHealth
+from bot.outbox.pacing import Pacer, PacingStrategy, rates_from_settings
 from bot.outbox.queue import (
     Claimed,
     bury_disabled,
@@ -37,7 +38,7 @@ from bot.outbox.queue import (
 from bot.outbox.reads import count_by_status
 from bot.outbox.settle import backoff_seconds, settle
 from bot.timeutil import utcnow
-from bot.types import Platform
+from bot.types import OutboundMessage, Platform
 
 log = logging.getLogger(__name__)
 
@@ -60,16 +61,18 @@ class Worker:
         sessions: async_sessionmaker[AsyncSession],
         channels: Mapping[Platform, Channel],
         settings: Settings,
-        pacer: Pacer | None = None,
+        pacer: PacingStrategy | None = None,
         owner: str | None = None,
         idle_seconds: float = 0.2,
         backoff: Callable[[int], float] = backoff_seconds,
+        health: StoreHealth | None = None,
     ) -> None:
         self.owner = owner or new_owner_id()
         self._sessions = sessions
         self._channels = dict(channels)
         self._settings = settings
-        self._pacer = pacer or Pacer(rates_from_settings(settings))
+        self._pacer: PacingStrategy = pacer or Pacer(rates_from_settings(settings))
+        self.health = health or StoreHealth()
         self._idle = idle_seconds
         self._backoff = backoff
         self._sem = asyncio.Semaphore(max(1, settings.worker_concurrency))
@@ -104,8 +107,10 @@ class Worker:
             await self._drain()
             upkeep.cancel()
             flusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(upkeep, flusher)
+            # Wait for both to finish unwinding (gather without return_exceptions would
+            # return at the first CancelledError): a flush cancelled mid-transaction puts
+            # its results back, and the last flush below must see them.
+            await asyncio.gather(upkeep, flusher, return_exceptions=True)
             await self._flush()
             log.info("worker.stop", extra={"owner": self.owner})
 
@@ -121,9 +126,10 @@ class Worker:
                 continue
             try:
                 got = await self._claim(min(batch, room))
-            except Exception:
-                log.exception("worker.claim_failed", extra={"owner": self.owner})
-                got = 0
+            except Exception as exc:
+                await self._wait(stop, None, self.health.failed("claim", exc))
+                continue
+            self.health.succeeded()
             if got == 0:
                 await self._wait(stop, None, self._idle)  # idle: poll again shortly
 
@@ -137,6 +143,8 @@ class Worker:
             fut.cancel()
 
     async def _claim(self, limit: int) -> int:
+        # Claim, pace and give back what must wait, in one transaction: shared pacing
+        # rows stay locked only that long, and a crash leaves nothing half-done.
         async with self._sessions() as session, session.begin():
             claimed = await claim_batch(
                 session=session,
@@ -145,18 +153,19 @@ class Worker:
                 lease_seconds=self._settings.outbox_lease_seconds,
                 platforms=[str(p) for p in self._channels],
             )
-        deferred = []
-        for item in claimed:
-            slot = self._pacer.reserve(item.message.target)
-            if slot.defer:
-                deferred.append((item, utcnow() + timedelta(seconds=slot.wait)))
-                continue
-            task = asyncio.create_task(self._deliver(item, slot.wait))
-            self._tasks[task] = item
-            task.add_done_callback(self._task_done)
-        if deferred:
-            async with self._sessions() as session, session.begin():
+            slots = await self._pacer.reserve_all(session, [c.message.target for c in claimed])
+            deferred = [
+                (item, utcnow() + timedelta(seconds=slot.wait))
+                for item, slot in zip(claimed, slots, strict=True)
+                if slot.defer
+            ]
+            if deferred:
                 await release(session=session, owner=self.owner, items=deferred)
+        for item, slot in zip(claimed, slots, strict=True):
+            if not slot.defer:
+                task = asyncio.create_task(self._deliver(item, slot.wait))
+                self._tasks[task] = item
+                task.add_done_callback(self._task_done)
         return len(claimed)
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
@@ -188,7 +197,7 @@ class Worker:
             metrics.ENQUEUE_TO_SEND_SECONDS.labels(platform).observe(max(0.0, age))
         elif isinstance(result, Retry) and message.attempt < self._settings.outbox_max_attempts:
             if result.after is not None:
-                self._pacer.block(message.target, result.after)
+                await self._block(message, result.after)
             metrics.RETRIED.labels(platform).inc()
             log.info("worker.retry", extra={"id": message.id, "reason": result.reason})
         else:
@@ -197,6 +206,12 @@ class Worker:
                 metrics.TARGETS_DISABLED.labels(platform).inc()
             log.warning("worker.dead", extra={"id": message.id, "reason": result.reason})
         self._results.append((item, result))
+
+    async def _block(self, message: OutboundMessage, seconds: float) -> None:
+        try:
+            await self._pacer.block(message.target, seconds)
+        except Exception as exc:  # the row's own retry time still holds it back
+            log.warning("worker.block_failed", extra={"id": message.id, "error": str(exc)})
 
     async def _send(self, item: Claimed) -> DeliveryResult:
         target = item.message.target
@@ -217,12 +232,15 @@ class Worker:
         return result
 
     async def _flush_loop(self, stop: asyncio.Event) -> None:
+        pause = FLUSH_SECONDS
         while True:
-            await asyncio.sleep(FLUSH_SECONDS)
+            await asyncio.sleep(pause)
             try:
                 await self._flush()
-            except Exception:
-                log.exception("worker.flush_failed", extra={"owner": self.owner})
+            except Exception as exc:
+                pause = max(FLUSH_SECONDS, self.health.failed("flush", exc))
+            else:
+                pause = FLUSH_SECONDS
 
     async def _flush(self) -> None:
         results, self._results = self._results, []
@@ -239,8 +257,11 @@ class Worker:
                     backoff=self._backoff,
                 )
                 await release(session=session, owner=self.owner, items=[(u, None) for u in unsent])
-        except Exception:
-            # Keep them for the next flush; the leases cover us meanwhile.
+        except BaseException:
+            # Keep them for the next flush; the leases cover us meanwhile. BaseException:
+            # a stop cancels the flush loop, maybe mid-transaction, and the final flush
+            # must still settle these (settling twice is harmless: sent stays sent, and
+            # a retry or death needs the lease this worker no longer holds).
             self._results[:0] = results
             self._unsent[:0] = unsent
             raise
@@ -249,11 +270,14 @@ class Worker:
 
     async def _upkeep_loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
+            pause = self._upkeep_every
             try:
                 await self.run_upkeep()
-            except Exception:
-                log.exception("worker.upkeep_failed", extra={"owner": self.owner})
-            await asyncio.sleep(self._upkeep_every)
+            except Exception as exc:
+                pause = max(pause, self.health.failed("upkeep", exc))
+            else:
+                self.health.succeeded()
+            await asyncio.sleep(pause)
 
     async def run_upkeep(self) -> None:
         """Renew our leases; requeue lapsed ones, bury disabled targets' rows, end quiet hours."""

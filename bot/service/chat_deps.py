@@ -55,6 +55,7 @@ def command_deps(settings: Settings, *, asker: Asker | None = None) -> CommandDe
         request_digest=chat_digest_hook(settings),
         momentum_line=momentum_line,
         channel_changes=settings.channel_changes,
+        max_alerts=settings.max_alerts_per_person,
         command=settings.slack_command,
         fetch_url=library_fetcher(settings),
         ask=ask if asker is not None else None,

@@ -30,10 +30,12 @@ from bot.ingest.sources.base import Source
 from bot.outbox.channel import Channel
 from bot.outbox.drain import deliver_until_idle
 from bot.outbox.fanout import enqueue_matches
+from bot.outbox.pacing import build_pacing
 from bot.outbox.worker import Worker
 from bot.platforms.registry import PlatformContext, RouteInstaller, build_channels, build_parts
 from bot.service.ask_deps import build_asker, model_client, model_config
 from bot.service.chat_deps import command_deps, topic_momentum
+from bot.service.checks import require_secret_key
 from bot.service.leader import Leadership
 from bot.service.runner import run_until_stopped, stop_on_signals
 from bot.service.scheduler import build_scheduler
@@ -41,7 +43,7 @@ from bot.service.web import serve_web_until
 from bot.store.store import Store, open_store
 from bot.timeutil import utcnow
 from bot.types import Match, Platform
-from bot.web.app import build_web_app
+from bot.web.app import build_health_app, build_web_app
 from digests.links import links_for
 from digests.schedule import enqueue_due_digests
 
@@ -171,10 +173,12 @@ class Papertide:
         return self._channels
 
     def worker(self, channels: Mapping[Platform, Channel] | None = None) -> Worker:
+        """A delivery worker; its pacing is shared through the store when settings say so."""
         return Worker(
             sessions=self.store.sessions,
             channels=channels if channels is not None else self.channels(),
             settings=self.settings,
+            pacer=build_pacing(self.settings, self.store.sessions, self.store.dialect),
         )
 
     async def deliver_until_idle(
@@ -190,11 +194,33 @@ class Papertide:
 
     # --- long-running ----------------------------------------------------------------------
 
-    async def run_worker(self, stop: asyncio.Event | None = None) -> None:
-        """`papertide worker`: deliver outbox rows until SIGTERM/SIGINT (or `stop`)."""
+    async def run_worker(
+        self, stop: asyncio.Event | None = None, *, health: tuple[str, int] | None = None
+    ) -> None:
+        """`papertide worker`: deliver outbox rows until SIGTERM/SIGINT (or `stop`).
+
+        `health` (host, port) serves the worker's own /healthz there: 200 while its store
+        answers, 503 while it backs off an outage (and no answer if its loop is stuck).
+        """
+        require_secret_key(self.settings)
         stop = stop or asyncio.Event()
+        worker = self.worker()
+        pieces: list[Awaitable[None]] = [worker.run(stop)]
+        if health is not None:
+
+            def state() -> dict[str, object]:
+                return {
+                    "status": "ok" if worker.health.ok else "unhealthy",
+                    "role": "worker",
+                    "owner": worker.owner,
+                    "in_flight": worker.in_flight,
+                    **worker.health.state(),
+                }
+
+            app = build_health_app(settings=self.settings, state=state)
+            pieces.append(serve_web_until(app, health[0], health[1], stop))
         with stop_on_signals(stop):
-            await run_until_stopped([self.worker().run(stop)], stop)
+            await run_until_stopped(pieces, stop)
 
     def web_app(
         self,
@@ -226,6 +252,7 @@ class Papertide:
         Shutdown: the scheduler stops firing, the worker stops claiming and drains, the
         web server and bots see `stop` and return, the leader lock is released.
         """
+        require_secret_key(self.settings)
         stop = stop or asyncio.Event()
         await self.sync_catalog()
         self.leader = Leadership(self.store.engine)

@@ -6,10 +6,11 @@ columns per integration. All datetimes are aware UTC (see `UTCDateTime`).
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Column, Index, Text, UniqueConstraint
+from sqlalchemy import Column, Float, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from bot.store.columns import JSONType, UTCDateTime
@@ -92,13 +93,26 @@ class PaperTopic(SQLModel, table=True):
     matched_at: datetime = _when(nullable=False)
 
 
+def new_token_version() -> int:
+    """A fresh random token version (never 0, the value rows migrated from 0001 carry).
+
+    Random rather than counting up: SQLite may give a deleted person's id to the next
+    person, and a counter restarting at 1 would make the old person's links valid again.
+    """
+    return secrets.randbelow(2**31 - 2) + 1
+
+
 class Person(SQLModel, table=True):
     """A human recipient across platforms; owns the weekly digest preferences."""
 
     __tablename__ = "person"
 
     id: int | None = Field(default=None, primary_key=True)
-    email: str | None = Field(default=None, max_length=320, unique=True)
+    email: str | None = Field(default=None, max_length=320, unique=True)  # as typed: mail goes here
+    # The address compared case-insensitively: lookups and per-address limits use it.
+    email_key: str | None = Field(default=None, max_length=320, unique=True)
+    # Signed into every link mailed to the person; a new value revokes all of them.
+    token_version: int = Field(default_factory=new_token_version)
     # none | pending | confirmed | unsubscribed
     email_status: str = Field(default="none", max_length=16, index=True)
     confirm_sent_at: datetime | None = _when()
@@ -189,6 +203,30 @@ class OutboxRow(SQLModel, table=True):
     lease_expires_at: datetime | None = _when()
     created_at: datetime = _when(nullable=False)
     sent_at: datetime | None = _when()
+
+
+class Quota(SQLModel, table=True):
+    """A use counter per key (client IP, chat user, address) in a window that starts at
+    its first use; shared by every process, like everything else (see DESIGN.md)."""
+
+    __tablename__ = "quota"
+
+    key: str = Field(primary_key=True, max_length=400)
+    window_start: datetime = _when(nullable=False, index=True)
+    count: int = 0
+
+
+class Pacing(SQLModel, table=True):
+    """Per paced key (a chat target, the SMTP relay): when its next message may go.
+
+    Seconds since the epoch on the database's clock, so every worker process on every
+    host reads the same timeline.
+    """
+
+    __tablename__ = "pacing"
+
+    key: str = Field(primary_key=True, max_length=64)
+    next_at: float = Field(default=0.0, sa_column=Column(Float, nullable=False))
 
 
 class ProcessedEvent(SQLModel, table=True):

@@ -43,3 +43,13 @@ def normalize_address(raw: str) -> str:
     if len(normalized) > 254:
         raise AddressError("That email address is too long.")
     return normalized
+
+
+def address_key(address: str) -> str:
+    """How a normalized address is compared: case-insensitively, local part included.
+
+    RFC 5321 lets a server treat `Ann@` and `ann@` as two mailboxes, but none of the
+    providers our users have does; comparing them as one keeps one person per mailbox
+    and one per-address limit, whatever case someone types.
+    """
+    return address.lower()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -24,6 +24,15 @@ class NoSuchAlert(PapertideError):
     """The alert id is unknown, or belongs to someone else (we never say which)."""
 
 
+class TooManyAlerts(PapertideError):
+    """The target keeps as many alerts as `max_alerts_per_person` allows; `limit` says how
+    many that is."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"You have {limit} alerts, the most papertide keeps for one person.")
+        self.limit = limit
+
+
 async def list_alerts(
     *, session: AsyncSession, target: Target, include_inactive: bool = False
 ) -> list[Alert]:
@@ -34,15 +43,23 @@ async def list_alerts(
     return list((await session.execute(stmt)).scalars())
 
 
-async def add_alert(*, session: AsyncSession, target: Target, query: str) -> Alert:
+async def add_alert(*, session: AsyncSession, target: Target, query: str, limit: int = 0) -> Alert:
     """Store an alert for a target, in the canonical form the engine loads.
 
     Raises QueryError (one line) when the query does not parse, or when its canonical
     form, the one stored, would not load (e.g. it grows past the length limit once every
     operator is written out): an alert is never accepted that would then never run.
+    TooManyAlerts when the target has `limit` alerts already (0: no limit): matching cost
+    grows with every alert, so one person must not be able to add thousands.
     """
     assert target.id is not None
     stored = check_query(query).text
+    if limit > 0:
+        held = await session.execute(
+            select(func.count()).select_from(Alert).where(col(Alert.target_id) == target.id)
+        )
+        if int(held.scalar_one()) >= limit:
+            raise TooManyAlerts(limit)
     alert = Alert(target_id=target.id, query=stored, active=True, created_at=utcnow())
     session.add(alert)
     await session.flush()

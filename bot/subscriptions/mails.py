@@ -1,4 +1,4 @@
-"""The two mails the subscription flow sends, as email payloads (bot.outbox.payloads).
+"""The mails the subscription flow sends, as email payloads (bot.outbox.payloads).
 
 Pure: returns data; the outbox and the email channel do the sending.
 """
@@ -40,5 +40,21 @@ def already_mail(*, to: str, manage_url: str, topic_name: str | None) -> EmailPa
         "subject": _one_line("You already receive the papertide digest"),
         "text": render("email/already.txt", **context),
         "html": render("email/already.html", **context),
+        "headers": {"Auto-Submitted": "auto-generated"},
+    }
+
+
+def link_mail(*, to: str, link_url: str, who: str, ttl_hours: int) -> EmailPayload:
+    """Asks the mailbox owner whether a chat account may share their digest.
+
+    Sent for `/papers digest <address>`; nothing is linked until the page's button is
+    pressed, so a chat user cannot attach themselves to someone else's digest.
+    """
+    context = {"link_url": link_url, "who": who, "ttl_hours": ttl_hours}
+    return {
+        "to": to,
+        "subject": _one_line("Link a chat account to your papertide digest?"),
+        "text": render("email/link.txt", **context),
+        "html": render("email/link.html", **context),
         "headers": {"Auto-Submitted": "auto-generated"},
     }

@@ -8,6 +8,9 @@ Privacy decision: a request for an address that already receives the digest gets
 mail ("you already receive it, here is your manage link") instead of a confirmation,
 and the web page reads the same in every case. Only the mailbox owner learns the
 address's state; nobody can probe it from the page.
+
+Abuse limits (bot.subscriptions.quotas): one mail per address per hour, and a number
+per client IP per hour; both are counted in the store, for every process.
 """
 
 from __future__ import annotations
@@ -24,23 +27,25 @@ from bot.catalog.lookup import TopicNotFound, find_topic
 from bot.config import Settings
 from bot.outbox.queue import cancel_queued, enqueue, message_key
 from bot.outbox.targets import (
+    UNSUBSCRIBED,
     delete_targets,
     disable_target,
     enable_target,
     unlink_person,
 )
 from bot.store.models import Person, Target, Topic
-from bot.subscriptions import people
+from bot.subscriptions import people, quotas
 from bot.subscriptions.addresses import normalize_address
 from bot.subscriptions.follows import follow_topic
 from bot.subscriptions.mails import already_mail, confirm_mail
-from bot.subscriptions.tokens import TokenData, TokenError, make_token, read_token
+from bot.subscriptions.tokens import TokenData, TokenError, person_token, read_token
 from bot.subscriptions.urls import PublicUrls
 from bot.types import EmailStatus, MessageKind, Platform
 
 log = logging.getLogger(__name__)
 
 RATE_WINDOW = timedelta(hours=1)
+MAILS_PER_ADDRESS = 1  # per RATE_WINDOW, web and chat requests together
 _NOT_YET = (EmailStatus.NONE, EmailStatus.PENDING)
 
 
@@ -64,14 +69,26 @@ async def request_subscription(
     settings: Settings,
     now: datetime,
     topic_slug: str | None = None,
+    client_ip: str | None = None,
 ) -> SubscribeResult:
     """Start double opt-in for `email`: at most one mail per address per hour.
 
     New and pending addresses get a confirmation link (carrying the topic, if any);
     confirmed addresses get their manage link instead; unsubscribed ones confirm again.
+    TooManyRequests when `client_ip` asked for more mails than its hourly quota.
     """
     address = normalize_address(email)
     topic = await find_topic(session=session, text=topic_slug) if topic_slug else None
+    if client_ip is not None and not await quotas.take(
+        session=session,
+        key=quotas.ip_quota(client_ip),
+        limit=settings.confirm_mails_per_ip_per_hour,
+        now=now,
+        window=RATE_WINDOW,
+    ):
+        raise quotas.TooManyRequests(
+            "Too many subscription requests from your network: try again in an hour."
+        )
     person = await people.get_or_create_person(session=session, email=address, settings=settings)
     target = await people.mailbox_of(session=session, person=person)
     assert person.id is not None
@@ -79,32 +96,28 @@ async def request_subscription(
     if topic is not None and person.email_status in _NOT_YET:
         # Harmless before confirmation: nothing is mailed to a pending address.
         await follow_topic(session=session, target=target, topic=topic)
-    if person.confirm_sent_at is not None and now - person.confirm_sent_at < RATE_WINDOW:
+    if not await may_mail(session=session, person=person, now=now):
         log.info("subscribe.rate_limited", extra={"person_id": person.id})
         return SubscribeResult(person.id, address, SubscribeAction.RATE_LIMITED)
     urls = PublicUrls(settings.public_url)
     topic_name = topic.name if topic is not None else None
+    to = person.email or address  # the address as first confirmed, whatever case was typed
     if person.email_status == EmailStatus.CONFIRMED:
-        token = make_token(settings, person_id=person.id, email=address, purpose="manage")
-        payload = already_mail(to=address, manage_url=urls.manage(token), topic_name=topic_name)
+        token = person_token(settings, person, "manage")
+        payload = already_mail(to=to, manage_url=urls.manage(token), topic_name=topic_name)
         action = SubscribeAction.ALREADY_SUBSCRIBED_SENT
     else:
-        token = make_token(
-            settings,
-            person_id=person.id,
-            email=address,
-            purpose="confirm",
-            topic_slug=topic.slug if topic is not None else None,
-        )
+        slug = topic.slug if topic is not None else None
+        token = person_token(settings, person, "confirm", topic_slug=slug)
         payload = confirm_mail(
-            to=address,
+            to=to,
             confirm_url=urls.confirm(token),
             topic_name=topic_name,
             ttl_hours=settings.confirm_ttl_hours,
         )
         action = SubscribeAction.CONFIRMATION_SENT
     # The hour bucket in the key makes the database refuse a second mail in the same
-    # hour even if two requests race past the confirm_sent_at check.
+    # clock hour, whatever happens to the quota counter.
     key = message_key(target.id, MessageKind.CONFIRM, now.strftime("%Y-%m-%dT%H"))
     inserted = await enqueue(
         session=session, target_id=target.id, kind=MessageKind.CONFIRM, key=key, payload=payload
@@ -116,20 +129,45 @@ async def request_subscription(
     return SubscribeResult(person.id, address, action)
 
 
+async def may_mail(*, session: AsyncSession, person: Person, now: datetime) -> bool:
+    """Count one mail to the person's address; False past MAILS_PER_ADDRESS an hour."""
+    assert person.email_key is not None or person.email is not None
+    return await quotas.take(
+        session=session,
+        key=quotas.address_quota(person.email_key or str(person.email).lower()),
+        limit=MAILS_PER_ADDRESS,
+        now=now,
+        window=RATE_WINDOW,
+    )
+
+
+def owns(person: Person, data: TokenData) -> bool:
+    """True when the token still speaks for `person` (not revoked, same address for v1)."""
+    if data.version is None:
+        return person.email == data.email
+    return person.token_version == data.version
+
+
 async def load_owner(*, session: AsyncSession, data: TokenData) -> Person:
-    """The person a token names, provided the address still belongs to them."""
+    """The person a token names, provided the token was not revoked since (version)."""
     person = await session.get(Person, data.person_id, with_for_update=True)
     if person is None:
         raise TokenError(
             "This address is no longer on our list; subscribe again from a topic page.",
             reason="recipient",
         )
-    if person.email != data.email:
+    if owns(person, data):
+        return person
+    if data.version is None:  # a v1 unsubscribe link: it named the address instead
         raise TokenError(
             "This link belongs to another address; use the link from your own mail.",
             reason="recipient",
         )
-    return person
+    raise TokenError(
+        "This link was replaced by a newer one; use the link in your latest mail,"
+        " or ask for a new one from any topic page.",
+        reason="revoked",
+    )
 
 
 async def confirm(
@@ -160,12 +198,17 @@ async def _active_topic(session: AsyncSession, slug: str) -> Topic | None:
 
 
 async def stop_mail(*, session: AsyncSession, person: Person, now: datetime) -> None:
-    """Mark the person unsubscribed and cancel every mail still queued for them."""
+    """Mark the person unsubscribed and cancel every mail still queued for them.
+
+    Their links are revoked too, so no confirm link from an older mail can undo this;
+    the caller hands out a fresh manage link if it shows one.
+    """
     await people.set_status(session=session, person=person, status=EmailStatus.UNSUBSCRIBED)
+    await people.rotate_tokens(session=session, person=person)
     target = await people.find_mailbox(session=session, person=person)
     if target is not None and target.id is not None:
         await disable_target(
-            session=session, target_id=target.id, reason="unsubscribed", now=now, failure=False
+            session=session, target_id=target.id, reason=UNSUBSCRIBED, now=now, failure=False
         )
         # "No mail from the next send on": queued rows die here, not at the worker.
         await cancel_queued(session=session, target_id=target.id, reason="unsubscribed")
@@ -177,14 +220,12 @@ async def unsubscribe(
 ) -> Person | None:
     """Unsubscribe the address an unsubscribe token names; None if it already left."""
     data = read_token(settings, token, purpose="unsubscribe", now=now)
-    person = await session.get(Person, data.person_id, with_for_update=True)
-    if person is None:
+    found = await session.get(Person, data.person_id, with_for_update=True)
+    if found is None:
         return None  # left for good already: nothing to stop, and that is success
-    if person.email != data.email:
-        raise TokenError(
-            "This link belongs to another address; use the link from your own mail.",
-            reason="recipient",
-        )
+    if found.email_status == EmailStatus.UNSUBSCRIBED and not owns(found, data):
+        return None  # stopped already (which revoked this link): success, and nothing more
+    person = await load_owner(session=session, data=data)
     if person.email_status != EmailStatus.UNSUBSCRIBED:
         await stop_mail(session=session, person=person, now=now)
     return person
@@ -200,6 +241,12 @@ async def resume(*, session: AsyncSession, person: Person, now: datetime) -> Non
         confirmed_at=person.confirmed_at or now,
     )
     await enable_target(session=session, target=target)
+
+
+async def sign_out_everywhere(*, session: AsyncSession, person: Person) -> None:
+    """Revoke every link mailed to the person so far (a leaked manage link, say)."""
+    await people.rotate_tokens(session=session, person=person)
+    log.info("subscribe.signed_out", extra={"person_id": person.id})
 
 
 async def delete_person(*, session: AsyncSession, person_id: int) -> bool:

@@ -15,13 +15,14 @@ from sqlmodel import col, select
 
 from bot.config import Settings
 from bot.outbox.targets import find_target, get_or_create_target
-from bot.store.models import Person, Target
+from bot.store.models import Person, Target, new_token_version
+from bot.subscriptions.addresses import address_key
 from bot.types import EmailStatus, Platform, TargetKind
 
 
 async def find_person(*, session: AsyncSession, email: str, lock: bool = False) -> Person | None:
-    """The person with this (normalized) address, locked for update if asked."""
-    stmt = select(Person).where(col(Person.email) == email)
+    """The person with this (normalized) address in any case, locked for update if asked."""
+    stmt = select(Person).where(col(Person.email_key) == address_key(email))
     if lock:
         stmt = stmt.with_for_update()
     return (await session.execute(stmt)).scalar_one_or_none()
@@ -40,6 +41,7 @@ async def get_or_create_person(
         return person
     person = Person(
         email=email,
+        email_key=address_key(email),
         email_status=str(status),
         timezone=settings.digest_timezone,
         digest_weekday=settings.digest_weekday,
@@ -98,6 +100,15 @@ async def set_status(
     await session.flush()
 
 
+async def rotate_tokens(*, session: AsyncSession, person: Person) -> None:
+    """Revoke every link ever mailed to the person: their tokens carry the old version."""
+    old = person.token_version
+    while person.token_version == old:
+        person.token_version = new_token_version()
+    session.add(person)
+    await session.flush()
+
+
 async def mark_confirmation_sent(*, session: AsyncSession, person: Person, now: datetime) -> None:
     person.confirm_sent_at = now
     session.add(person)
@@ -134,6 +145,7 @@ async def restore_person(*, session: AsyncSession, values: dict[str, Any]) -> tu
         return found, False
     person = Person(
         email=email,
+        email_key=address_key(email),
         email_status=str(EmailStatus(values.get("email_status", "none"))),
         confirm_sent_at=values.get("confirm_sent_at"),
         confirmed_at=values.get("confirmed_at"),

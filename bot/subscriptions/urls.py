@@ -15,6 +15,7 @@ TOPIC_ASK = "/topics/{slug}/ask"
 SUBSCRIBE = "/subscribe"
 SUBSCRIBE_SENT = "/subscribe/sent"
 CONFIRM = "/confirm/{token}"
+LINK = "/link/{token}"
 UNSUBSCRIBE = "/unsubscribe/{token}"
 MANAGE = "/manage/{token}"
 STATIC_CSS = "/static/site.css"
@@ -54,6 +55,18 @@ def manage_path(token: str) -> str:
     return MANAGE.format(token=_token(token))
 
 
+def confirm_path(token: str) -> str:
+    return CONFIRM.format(token=_token(token))
+
+
+def link_path(token: str) -> str:
+    return LINK.format(token=_token(token))
+
+
+def unsubscribe_path(token: str) -> str:
+    return UNSUBSCRIBE.format(token=_token(token))
+
+
 class PublicUrls:
     """Absolute links under `PAPERTIDE_PUBLIC_URL`."""
 
@@ -79,10 +92,13 @@ class PublicUrls:
         return self.absolute(TOPIC_FEED.format(slug=_slug(slug)))
 
     def confirm(self, token: str) -> str:
-        return self.absolute(CONFIRM.format(token=_token(token)))
+        return self.absolute(confirm_path(token))
+
+    def link(self, token: str) -> str:
+        return self.absolute(link_path(token))
 
     def unsubscribe(self, token: str) -> str:
-        return self.absolute(UNSUBSCRIBE.format(token=_token(token)))
+        return self.absolute(unsubscribe_path(token))
 
     def manage(self, token: str) -> str:
         return self.absolute(manage_path(token))

@@ -28,6 +28,7 @@ from bot.web import ask_pages, email_pages, ops, topics
 from bot.web.common import (
     DEPS,
     SECURITY_HEADERS,
+    BadForm,
     LeaderState,
     Momentum,
     MomentumCache,
@@ -35,6 +36,7 @@ from bot.web.common import (
     WebDeps,
     error_page,
 )
+from bot.web.ops import HealthState
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +74,9 @@ async def _errors(request: web.Request, handler: Callable[..., object]) -> web.S
             response = error_page(exc.status, exc.reason, "Go back and try again.")
     except TokenError as exc:
         response = error_page(400, "This link does not work", str(exc))
+    except BadForm as exc:
+        log.info("web.bad_form", extra={"path": request.path, "error": str(exc)})
+        response = error_page(400, "Unreadable form", str(exc))
     except PapertideError as exc:
         response = error_page(400, "That did not work", str(exc))
     except Exception:
@@ -92,6 +97,8 @@ def _observe(request: web.Request, status: int, started: float) -> None:
 async def _security_headers(_request: web.Request, response: web.StreamResponse) -> None:
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
+    # aiohttp would name itself and its version (and Python's): nobody needs to know.
+    response.headers["Server"] = "papertide"
 
 
 def _default_leader_state() -> str:
@@ -149,20 +156,44 @@ def build_web_app(
     r.add_post(urls.SUBSCRIBE, email_pages.post_subscribe)
     r.add_get(urls.SUBSCRIBE_SENT, email_pages.show_sent)
     r.add_get(urls.CONFIRM, email_pages.get_confirm)
+    r.add_post(urls.CONFIRM, email_pages.post_confirm)
+    r.add_get(urls.LINK, email_pages.get_link)
+    r.add_post(urls.LINK, email_pages.post_link)
     r.add_get(urls.UNSUBSCRIBE, email_pages.get_unsubscribe)
     r.add_post(urls.UNSUBSCRIBE, email_pages.post_unsubscribe)
     r.add_get(urls.MANAGE, email_pages.get_manage)
     r.add_post(urls.MANAGE, email_pages.post_manage)
     r.add_get(urls.HEALTHZ, ops.get_healthz)
-    r.add_get(urls.METRICS, ops.get_metrics)
+    r.add_get(urls.METRICS, ops.metrics_handler(settings))
     for install in extra_routes:
         install(app)
     return app
 
 
-async def serve_web(app: web.Application, host: str, port: int) -> web.AppRunner:
+def build_health_app(*, settings: Settings, state: HealthState) -> web.Application:
+    """A process's own /healthz (a worker has no web app): `state()` says how it is,
+    "status" == "ok" answers 200, anything else 503. /metrics follows the same token
+    rule as on the main app."""
+    app = web.Application(middlewares=[_errors], client_max_size=1024)
+    app.on_response_prepare.append(_security_headers)
+    app.router.add_get(urls.HEALTHZ, ops.health_handler(state))
+    app.router.add_get(urls.METRICS, ops.metrics_handler(settings))
+    return app
+
+
+# A client gets this long from connecting (or from its last response) to finishing its
+# next request's headers; aiohttp's own default is an hour, which lets a few hundred
+# half-sent requests hold every file descriptor.
+HEADER_TIMEOUT_SECONDS = 15.0
+
+
+async def serve_web(
+    app: web.Application, host: str, port: int, *, header_timeout: float = HEADER_TIMEOUT_SECONDS
+) -> web.AppRunner:
     """Start serving `app` on host:port; the caller awaits `runner.cleanup()` to stop."""
-    runner = web.AppRunner(app, access_log=None)
+    # aiohttp arms keepalive_timeout at connection start and after each response, and
+    # closes the connection if no complete request arrived by then: a header timeout.
+    runner = web.AppRunner(app, access_log=None, keepalive_timeout=header_timeout)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
     log.info("web.serving", extra={"host": host, "port": port})

@@ -10,10 +10,12 @@ from datetime import datetime
 from typing import Any
 
 from aiohttp import web
+from multidict import MultiDictProxy
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.ask.service import Asker
 from bot.config import Settings
+from bot.errors import PapertideError
 from bot.store.store import Store
 from bot.subscriptions.urls import PublicUrls
 from bot.templating import render
@@ -117,6 +119,29 @@ SECURITY_HEADERS = {
 
 def deps(request: web.Request) -> WebDeps:
     return request.app[DEPS]
+
+
+class BadForm(PapertideError):
+    """A form body that is not UTF-8 text (or is malformed multipart): a 400, never a 500."""
+
+
+async def read_form(request: web.Request) -> MultiDictProxy[Any]:
+    """The submitted form; BadForm when its bytes are not text papertide can read."""
+    try:
+        return await request.post()
+    except (ValueError, LookupError) as exc:  # UnicodeDecodeError, unknown charset, multipart
+        raise BadForm("Send the form as UTF-8 text, as the page's own form does.") from exc
+
+
+def client_ip(request: web.Request, settings: Settings) -> str:
+    """The client's IP for quotas: the peer, or (behind our own proxy, when told to trust
+    it) the last X-Forwarded-For entry, the one that proxy appended."""
+    if settings.trust_forwarded_for:
+        forwarded = request.headers.get("X-Forwarded-For", "")
+        last = forwarded.rsplit(",", 1)[-1].strip()
+        if last:
+            return last[:64]
+    return request.remote or "unknown"
 
 
 def page(

@@ -1,8 +1,12 @@
-"""The subscription pages: follow by email, confirm, unsubscribe, manage.
+"""The subscription pages: follow by email, confirm, link a chat account, unsubscribe,
+manage.
 
 Handlers are thin: read the form, call one function of bot.subscriptions in one
 transaction, render a page. Token problems raise TokenError, which the error
 middleware turns into a 400 page that says what to do.
+
+Every link in a mail lands on a page whose GET (and HEAD) changes nothing: mail
+security scanners fetch every link, so only the page's button (a POST) acts.
 """
 
 from __future__ import annotations
@@ -11,31 +15,37 @@ from zoneinfo import available_timezones
 
 from aiohttp import web
 
-from bot.catalog.lookup import TopicNotFound, topic_summaries
+from bot.catalog.lookup import TopicNotFound, find_topic, topic_summaries
 from bot.config import Settings
+from bot.store.models import Person
 from bot.subscriptions.addresses import AddressError
+from bot.subscriptions.chat_digest import describe_chat, link_chat, read_link
 from bot.subscriptions.optin import (
     confirm,
     delete_person,
     load_owner,
+    owns,
     request_subscription,
     resume,
+    sign_out_everywhere,
     unsubscribe,
 )
 from bot.subscriptions.preferences import PreferenceError, load_preferences, update_preferences
-from bot.subscriptions.tokens import check_form_token, make_form_token, make_token, read_token
-from bot.subscriptions.urls import SUBSCRIBE_SENT, manage_path
-from bot.web.common import deps, error_page, page
+from bot.subscriptions.quotas import TooManyRequests
+from bot.subscriptions.tokens import check_form_token, make_form_token, person_token, read_token
+from bot.subscriptions.urls import SUBSCRIBE_SENT, confirm_path, link_path, manage_path
+from bot.types import EmailStatus
+from bot.web.common import client_ip, deps, error_page, page, read_form
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 TIMEZONES = tuple(sorted(available_timezones()))
-MANAGE_FORMS = ("save", "resume", "delete")
+MANAGE_FORMS = ("save", "resume", "signout", "delete")
 
 
 async def post_subscribe(request: web.Request) -> web.Response:
     """POST /subscribe: start double opt-in; the page reads the same for every address."""
     d = deps(request)
-    form = await request.post()
+    form = await read_form(request)
     email, slug = str(form.get("email", "")), str(form.get("topic", "")) or None
     try:
         async with d.store.sessions() as session, session.begin():
@@ -45,11 +55,14 @@ async def post_subscribe(request: web.Request) -> web.Response:
                 settings=d.settings,
                 now=d.clock(),
                 topic_slug=slug,
+                client_ip=client_ip(request, d.settings),
             )
     except (AddressError, TopicNotFound) as exc:
         return page(
             "subscribe.html", status=400, private=True, error=str(exc), email=email, topic=slug
         )
+    except TooManyRequests as exc:
+        return error_page(429, "Too many requests", str(exc))
     raise web.HTTPSeeOther(SUBSCRIBE_SENT)
 
 
@@ -65,14 +78,35 @@ async def show_sent(request: web.Request) -> web.Response:
 
 
 async def get_confirm(request: web.Request) -> web.Response:
-    """GET /confirm/{token}: confirm the address (idempotent)."""
+    """GET /confirm/{token}: the one-button page; following the link changes nothing."""
     d = deps(request)
     token = request.match_info["token"]
+    data = read_token(d.settings, token, purpose="confirm", now=d.clock())
+    async with d.store.read_sessions() as session:
+        person = await load_owner(session=session, data=data)
+        topic_name = None
+        if data.topic_slug:
+            try:
+                topic_name = (await find_topic(session=session, text=data.topic_slug)).name
+            except TopicNotFound:
+                topic_name = None
+    return page(
+        "confirm.html",
+        private=True,
+        email=person.email,
+        topic_name=topic_name,
+        action=confirm_path(token),
+    )
+
+
+async def post_confirm(request: web.Request) -> web.Response:
+    """POST /confirm/{token}: the page's button confirms the address (idempotent)."""
+    d = deps(request)
+    token = request.match_info["token"]
+    await request.read()
     async with d.store.sessions() as session, session.begin():
         person = await confirm(session=session, token=token, settings=d.settings, now=d.clock())
-        assert person.id is not None
-        assert person.email is not None
-        manage = make_token(d.settings, person_id=person.id, email=person.email, purpose="manage")
+        manage = person_token(d.settings, person, "manage")
     return page(
         "confirmed.html",
         private=True,
@@ -81,12 +115,49 @@ async def get_confirm(request: web.Request) -> web.Response:
     )
 
 
+async def get_link(request: web.Request) -> web.Response:
+    """GET /link/{token}: what linking a chat account means, and one button."""
+    d = deps(request)
+    token = request.match_info["token"]
+    async with d.store.read_sessions() as session:
+        person, chat = await read_link(
+            session=session, settings=d.settings, token=token, now=d.clock()
+        )
+    return page(
+        "link.html", private=True, email=person.email, who=describe_chat(chat),
+        action=link_path(token),
+    )  # fmt: skip
+
+
+async def post_link(request: web.Request) -> web.Response:
+    """POST /link/{token}: the mailbox owner links the chat account; the digest starts."""
+    d = deps(request)
+    token = request.match_info["token"]
+    await request.read()
+    async with d.store.sessions() as session, session.begin():
+        person, chat = await link_chat(
+            session=session, settings=d.settings, token=token, now=d.clock()
+        )
+        manage = person_token(d.settings, person, "manage")
+    return page(
+        "linked.html", private=True, email=person.email, who=describe_chat(chat),
+        manage_url=d.urls.manage(manage),
+    )  # fmt: skip
+
+
 async def get_unsubscribe(request: web.Request) -> web.Response:
     """GET /unsubscribe/{token}: one button; following the link changes nothing."""
     d = deps(request)
     token = request.match_info["token"]
     data = read_token(d.settings, token, purpose="unsubscribe", now=d.clock())
-    return page("unsubscribe.html", private=True, email=data.email, token=token)
+    async with d.store.read_sessions() as session:
+        found = await session.get(Person, data.person_id)
+        if found is not None and found.email_status != EmailStatus.UNSUBSCRIBED:
+            found = await load_owner(session=session, data=data)  # a revoked link: 400
+    # Stopped already (which revoked the link) or gone: the button only says so. The
+    # address is shown only for a link that still speaks for its person.
+    email = found.email if found is not None and owns(found, data) else None
+    return page("unsubscribe.html", private=True, email=email, token=token)
 
 
 async def post_unsubscribe(request: web.Request) -> web.Response:
@@ -97,11 +168,9 @@ async def post_unsubscribe(request: web.Request) -> web.Response:
     async with d.store.sessions() as session, session.begin():
         person = await unsubscribe(session=session, token=token, settings=d.settings, now=d.clock())
         manage_url = None
-        if person is not None and person.id is not None and person.email is not None:
-            manage = make_token(
-                d.settings, person_id=person.id, email=person.email, purpose="manage"
-            )
-            manage_url = d.urls.manage(manage)
+        if person is not None:
+            # Unsubscribing revoked the old links; this fresh one lets them change their mind.
+            manage_url = d.urls.manage(person_token(d.settings, person, "manage"))
     return page("unsubscribed.html", private=True, manage_url=manage_url)
 
 
@@ -151,7 +220,7 @@ async def post_manage(request: web.Request) -> web.Response:
     d = deps(request)
     token = request.match_info["token"]
     data = read_token(d.settings, token, purpose="manage", now=d.clock())
-    form = await request.post()
+    form = await read_form(request)
     action = str(form.get("action", ""))
     if action not in MANAGE_FORMS or not check_form_token(
         d.settings, bound_to=token, form=action, value=str(form.get("csrf", ""))
@@ -171,6 +240,8 @@ async def post_manage(request: web.Request) -> web.Response:
             if action == "delete":
                 assert person.id is not None
                 await delete_person(session=session, person_id=person.id)
+            elif action == "signout":
+                await sign_out_everywhere(session=session, person=person)
             elif action == "resume":
                 await resume(session=session, person=person, now=d.clock())
             else:
@@ -188,4 +259,6 @@ async def post_manage(request: web.Request) -> web.Response:
         return await _manage_page(request, token, status=400, error=str(exc))
     if action == "delete":
         return page("left.html", private=True)
+    if action == "signout":
+        return page("signed_out.html", private=True)
     raise web.HTTPSeeOther(manage_path(token) + "?saved=1")

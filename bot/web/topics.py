@@ -41,13 +41,16 @@ async def show_topic(request: web.Request) -> web.Response:
     """GET /topics/{slug}: latest papers (or, with `?q=`, those matching a question), the
     momentum box, a 'Follow by email' form and the 'Ask about this topic' box."""
     d = deps(request)
-    if (cached := d.pages.get(request.path_qs)) is not None:
-        return cached
-    slug = request.match_info["slug"]
     try:
         page_no = max(1, min(MAX_PAGE, int(request.query.get("page", "1"))))
     except ValueError:
         page_no = 1
+    # Keyed by what the page depends on, never the raw query: `?x=<random>` must not
+    # turn every view into a cache miss (and a database query).
+    key = f"{request.path}?page={page_no}"
+    if (cached := d.pages.get(key)) is not None:
+        return cached
+    slug = request.match_info["slug"]
     now = d.clock()
     async with d.store.read_sessions() as session:
         topic = await _topic(session, slug)
@@ -80,13 +83,13 @@ async def show_topic(request: web.Request) -> web.Response:
         page_url=d.urls.topic(topic.slug),
         feed_url=d.urls.topic_feed(topic.slug),
     )
-    return d.pages.put(request.path_qs, response)
+    return d.pages.put(key, response)
 
 
 async def show_feed(request: web.Request) -> web.Response:
     """GET /topics/{slug}.atom: the latest papers as an Atom feed."""
     d = deps(request)
-    if (cached := d.pages.get(request.path_qs)) is not None:
+    if (cached := d.pages.get(request.path)) is not None:  # a feed reads no parameter
         return cached
     slug = request.match_info["slug"]
     async with d.store.read_sessions() as session:
@@ -103,4 +106,4 @@ async def show_feed(request: web.Request) -> web.Response:
     )
     response = web.Response(body=body, content_type="application/atom+xml", charset="utf-8")
     response.headers["Cache-Control"] = "public, max-age=300"
-    return d.pages.put(request.path_qs, response)
+    return d.pages.put(request.path, response)

@@ -12,9 +12,8 @@ from sqlmodel import col
 
 from bot.chat.commands import run_command
 from bot.store.models import Alert, Person, Subscription, Target
-from bot.subscriptions.chat_digest import DigestRequest
 from tests.conftest import count_rows
-from tests.support.chat import add_topics, make_ctx, make_deps, stand_in_request_digest
+from tests.support.chat import add_topics, make_ctx, make_deps
 
 NOW = datetime(2026, 7, 1, 12, tzinfo=UTC)
 
@@ -59,8 +58,7 @@ CASES: list[tuple[str, dict[str, Any], bool, str]] = [
     ("digest ann@example.org", {}, False, "ann@example.org"),
     ("digest not-an-email", {}, True, "digest you@example.org"),
     ("digest ann@example.org\r\nBcc: x@evil.example", {}, True, "digest you@example.org"),
-    ("digest off", {}, False, "Weekly digest stopped"),
-    ("digest off", {}, False, "no weekly digest"),
+    ("digest off", {}, False, "no weekly digest"),  # asking linked nothing
     ("list", {}, False, "Follows and alerts"),
     ("follow " + "x" * 10_000, {}, True, "too long"),
     ("follow rl\x00-for-llm-agents", {}, True, "control characters"),
@@ -83,7 +81,7 @@ async def test_every_command_good_and_bad(sessions: async_sessionmaker[AsyncSess
     async with sessions() as session:
         targets = {t.address: t for t in (await session.execute(select(Target))).scalars()}
         subs = (await session.execute(select(Subscription))).scalars().all()
-        person = (await session.execute(select(Person))).scalar_one()
+        people = (await session.execute(select(Person))).scalars().all()
         alert = (await session.execute(select(Alert))).scalar_one()
     assert set(targets) == {"C1", "U1"}
     assert all(t.workspace == "T1" for t in targets.values())
@@ -91,9 +89,8 @@ async def test_every_command_good_and_bad(sessions: async_sessionmaker[AsyncSess
     assert muted[0].muted_until == NOW + timedelta(days=3)
     assert alert.query == 'au:"Yi Wu"'
     assert alert.muted_until == NOW + timedelta(days=2)
-    assert person.email == "ann@example.org"
-    assert person.email_status == "unsubscribed"
-    assert targets["U1"].person_id == person.id
+    assert people == []  # the stand-in mails nothing; the real hook is in tests/subscriptions
+    assert targets["U1"].person_id is None
     assert "quiet_hours" not in targets["C1"].settings
     assert targets["C1"].settings["timezone"] == "Europe/Berlin"
 
@@ -190,15 +187,14 @@ async def test_channel_check_refuses_before_anything_is_stored(
 
 
 @pytest.mark.parametrize("text", ["digest ann@example.org", "digest ANN@example.org"])
-async def test_digest_request_calls_the_injected_hook_once_per_person(
+async def test_digest_request_calls_the_injected_hook_and_links_nothing(
     sessions: async_sessionmaker[AsyncSession], text: str
 ) -> None:
-    seen: list[str] = []
+    seen: list[tuple[str, str]] = []
 
-    async def hook(session: AsyncSession, email: str) -> DigestRequest:
-        seen.append(email)
-        done = await stand_in_request_digest(session, email)
-        return DigestRequest(done.person_id, "Check your inbox to confirm.")
+    async def hook(session: AsyncSession, target: Target, email: str) -> str:
+        seen.append((target.address, email))
+        return "Check your inbox."
 
     async with sessions() as session:
         session.add(Person(email="ann@example.org", email_status="none"))
@@ -208,13 +204,12 @@ async def test_digest_request_calls_the_injected_hook_once_per_person(
             session=session, ctx=make_ctx(), text=text, deps=make_deps(request_digest=hook)
         )
         await session.commit()
-    assert reply.title == "Check your inbox to confirm."
-    assert seen == [text.split()[1]]
+    assert reply.title == "Check your inbox."
+    assert seen == [("U1", text.split()[1])]  # the caller's own target, the address typed
     async with sessions() as session:
         person = (await session.execute(select(Person))).scalar_one()
         user = (
             await session.execute(select(Target).where(col(Target.kind) == "user"))
         ).scalar_one()
-    assert person.email_status == "pending"
-    assert user.person_id == person.id
-    assert await count_rows(sessions, "person") == 1
+    assert person.email_status == "none"
+    assert user.person_id is None

@@ -38,7 +38,8 @@ async def seed(db_url: str) -> None:
             topics = [Topic(slug=s, name=n, description=d, query=f"ti:{s}") for s, n, d in TOPICS]
             session.add_all(topics)
             await session.flush()
-            ada = Person(email="ada@lab.example.org", email_status=EmailStatus.CONFIRMED,
+            ada = Person(email="ada@lab.example.org", email_key="ada@lab.example.org",
+                         email_status=EmailStatus.CONFIRMED,
                          timezone="Europe/Berlin", digest_weekday=2, digest_hour=7,
                          confirmed_at=datetime(2026, 5, 1, tzinfo=UTC))  # fmt: skip
             session.add(ada)

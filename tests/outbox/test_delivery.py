@@ -14,9 +14,10 @@ import httpx
 import pytest
 from aiohttp import web
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.config import Settings
-from bot.outbox.pacing import Pacer
+from bot.outbox.pacing import Pacer, SharedPacer
 from bot.outbox.queue import enqueue, message_key
 from bot.outbox.worker import Worker
 from bot.platforms.console import ConsoleChannel
@@ -199,7 +200,7 @@ async def test_pacing_spaces_one_targets_messages_without_blocking_another(
     assert quiet_at < busy[-1]  # the quiet target did not wait behind the busy one
 
 
-def test_pacer_reserves_slots_defers_beyond_the_horizon_and_honours_blocks() -> None:
+async def test_pacer_reserves_slots_defers_beyond_the_horizon_and_honours_blocks() -> None:
     now = [100.0]
     pacer = Pacer({Platform.SLACK: 1.0}, horizon=2.0, clock=lambda: now[0])
     a = TargetRef(1, Platform.SLACK, TargetKind.CHANNEL, "T1", "C1")
@@ -211,7 +212,7 @@ def test_pacer_reserves_slots_defers_beyond_the_horizon_and_honours_blocks() -> 
     assert waits[4].wait > waits[3].wait  # deferred rows come back spread out
     assert pacer.reserve(b).wait == 0.0  # another channel is not held up
     assert pacer.reserve(hook).wait == 0.0  # unpaced platform
-    pacer.block(hook, 30.0)
+    await pacer.block(hook, 30.0)
     assert pacer.reserve(hook).defer
 
 
@@ -255,3 +256,35 @@ async def test_console_channel_writes_readable_text(tmp_path: Path) -> None:
     assert "* Agents that plan <https://arxiv.org/abs/2606.01234>" in text
     assert "why: topic RL for LLM Agents (matched: agent)" in text
     assert 'why: alert abs:"tool use"' in text
+
+
+async def test_shared_pacers_hand_out_one_timeline_per_channel(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    """Two workers' pacers on one store: their slots for a channel never overlap."""
+    rates = {Platform.SLACK: 2.0}  # one every 0.5 s
+    first, second = SharedPacer(rates, sessions), SharedPacer(rates, sessions)
+    channel = TargetRef(1, Platform.SLACK, TargetKind.CHANNEL, "T1", "C1")
+    other = TargetRef(2, Platform.SLACK, TargetKind.CHANNEL, "T1", "C2")
+    hook = TargetRef(3, Platform.WEBHOOK, TargetKind.CHANNEL, "", "http://x")
+    waits, elsewhere = [], []
+    for pacer in (first, second, first, second):
+        async with sessions() as session, session.begin():
+            [slot, beside, unpaced] = await pacer.reserve_all(session, [channel, other, hook])
+        waits.append(slot.wait)
+        elsewhere.append(beside.wait)
+        assert not slot.defer
+        assert unpaced.wait == 0.0
+    # 0, 0.5, 1.0, 1.5 s from "now" (each reservation a few ms later than the last), for
+    # each channel on its own timeline.
+    for n, (wait, beside_wait) in enumerate(zip(waits, elsewhere, strict=True)):
+        assert n * 0.5 - 0.2 <= wait <= n * 0.5, waits
+        assert n * 0.5 - 0.2 <= beside_wait <= n * 0.5, elsewhere
+    async with sessions() as session, session.begin():
+        [_, later] = await first.reserve_all(session, [channel, channel])
+    assert later.defer  # 2.5 s away, beyond the 2 s horizon: back to the queue
+    await second.block(hook, 30.0)  # a Retry-After on an unpaced platform, seen by both
+    async with sessions() as session, session.begin():
+        [held] = await first.reserve_all(session, [hook])
+    assert held.defer
+    assert held.wait > 29

@@ -10,9 +10,8 @@ import asyncio
 import os
 import signal
 import sys
-import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +20,6 @@ import pytest
 from aiohttp import web
 from sqlalchemy.engine import make_url
 
-from bot.store.migrate import upgrade_sync
 from tests.support.paths import REPO
 
 MESSAGES = 20_000
@@ -30,22 +28,6 @@ WORKERS = 4
 KILL_AFTER = 5_000
 # Generous for a loaded CI box; an idle 2-core machine needs far less.
 DEADLINE_SECONDS = 150
-
-
-@pytest.fixture
-def own_pg_database(pg_server_url: str) -> Iterator[str]:
-    """A database made for this test alone (the workers are other processes), always dropped."""
-    name = f"papertide_mp_{uuid.uuid4().hex[:10]}"
-    admin = make_url(pg_server_url).set(drivername="postgresql").render_as_string(False)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
-    try:
-        upgrade_sync(url)
-        yield url
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @dataclass

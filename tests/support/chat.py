@@ -5,16 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from sqlmodel import col
 
 from bot.chat.commands import CommandContext, CommandDeps
 from bot.errors import QueryError
 from bot.matching.query import CheckedQuery, Term
-from bot.store.models import Person, Topic
-from bot.subscriptions.chat_digest import DigestRequest
-from bot.types import EmailStatus, Platform
+from bot.store.models import Target, Topic
+from bot.types import Platform
 
 TOPICS = [
     ("rl-for-llm-agents", "RL for LLM Agents", "Reinforcement learning for language-model agents"),
@@ -50,21 +47,14 @@ async def stand_in_momentum(_session: AsyncSession, slug: str) -> str | None:
     return "70 papers in the last four weeks, up 141%" if slug == "rl-for-llm-agents" else None
 
 
-async def stand_in_request_digest(session: AsyncSession, email: str) -> DigestRequest:
-    """Stand-in for the double opt-in hook: the person is noted as pending, nothing is mailed."""
-    found = await session.execute(
-        select(Person).where(func.lower(col(Person.email)) == email.lower())
-    )
-    person = found.scalar_one_or_none()
-    if person is None:
-        person = Person(email=email, email_status=EmailStatus.PENDING)
-        session.add(person)
-        await session.flush()
-    elif person.email_status in (EmailStatus.NONE, EmailStatus.UNSUBSCRIBED):
-        person.email_status = EmailStatus.PENDING
-    assert person.id is not None
-    reply = f"Noted: the weekly digest for {email} starts once the address is confirmed."
-    return DigestRequest(person.id, reply)
+REQUESTED_DIGESTS: list[tuple[int, str]] = []
+
+
+async def stand_in_request_digest(_session: AsyncSession, target: Target, email: str) -> str:
+    """Stand-in for the link mail: notes (chat target id, address), links nothing."""
+    assert target.id is not None
+    REQUESTED_DIGESTS.append((target.id, email))
+    return f"Noted: a link is on its way to {email}."
 
 
 def make_deps(**overrides: Any) -> CommandDeps:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import itertools
 import json
 import time
 import urllib.parse
@@ -16,6 +17,8 @@ from typing import Any
 from aiohttp import web
 
 SIGNING_SECRET = "test-signing-secret"
+# Slack gives every command and click its own trigger_id, so no two real bodies repeat.
+_TRIGGERS = itertools.count(1)
 
 
 @dataclass
@@ -104,11 +107,14 @@ async def fake_slack() -> AsyncIterator[FakeSlack]:
 
 
 def signed_headers(
-    body: str, *, secret: str = SIGNING_SECRET, ts: int | None = None
+    body: str | bytes, *, secret: str = SIGNING_SECRET, ts: int | None = None
 ) -> dict[str, str]:
     """Headers as Slack signs a request: v0=HMAC-SHA256(secret, 'v0:{ts}:{body}')."""
     stamp = str(int(time.time()) if ts is None else ts)
-    digest = hmac.new(secret.encode(), f"v0:{stamp}:{body}".encode(), hashlib.sha256).hexdigest()
+    raw = body.encode() if isinstance(body, str) else body
+    digest = hmac.new(
+        secret.encode(), b"v0:" + stamp.encode() + b":" + raw, hashlib.sha256
+    ).hexdigest()
     return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": f"v0={digest}"}
 
 
@@ -129,7 +135,7 @@ def command_body(
             "text": text,
             "api_app_id": "A1",
             "response_url": f"{base}/response/{n}",
-            "trigger_id": "1.2.3",
+            "trigger_id": f"1.2.{next(_TRIGGERS)}",
         }
     )
 
@@ -146,7 +152,7 @@ def action_body(
         "channel": {"id": channel, "name": "research"},
         "container": {"type": "message", "channel_id": channel, "message_ts": "1.1"},
         "response_url": f"{base}/response/a",
-        "trigger_id": "1.2.3",
+        "trigger_id": f"1.2.{next(_TRIGGERS)}",
         "actions": [
             {
                 "type": "button",

@@ -19,15 +19,24 @@ from aiosmtpd.smtp import SMTP
 
 
 class SinkHandler:
-    """Records every message; `rcpt_replies` / `data_reply` script refusals by address."""
+    """Records every message; `mail_reply`, `rcpt_replies` (by address) and `data_reply`
+    script refusals at each step of the transaction."""
 
     def __init__(self, *, keep: bool = True) -> None:
         self.keep = keep
         self.count = 0
         self.envelopes: list[Any] = []
         self.rcpt_replies: dict[str, str] = {}
+        self.mail_reply: str | None = None  # e.g. "530 5.7.0 Authentication required"
         self.data_reply: str | None = None
         self.protocols: list[SMTP] = []
+
+    async def handle_MAIL(self, server, session, envelope, address, mail_options):  # type: ignore[no-untyped-def]
+        if self.mail_reply:
+            return self.mail_reply
+        envelope.mail_from = address
+        envelope.mail_options.extend(mail_options)
+        return "250 OK"
 
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # type: ignore[no-untyped-def]
         if address in self.rcpt_replies:

@@ -31,6 +31,7 @@ from bot.types import Platform
 # Real time: tokens carry itsdangerous's wall-clock timestamp, so the app clock must agree.
 NOW = datetime.now(UTC).replace(microsecond=0)
 SECRET = "test-secret-key-for-the-web-area"
+METRICS_TOKEN = "test-metrics-token"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -153,6 +154,7 @@ def web_settings(db_url: str, port: int) -> Settings:
         database_url=db_url,
         public_url=f"http://127.0.0.1:{port}",
         secret_key=SecretStr(SECRET),
+        metrics_token=SecretStr(METRICS_TOKEN),
         mail_from="papertide <digest@papertide.test>",
         sources=["sample"],
     )

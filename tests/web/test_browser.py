@@ -10,7 +10,7 @@ from playwright.async_api import Browser, Page, async_playwright
 from sqlmodel import col, select
 
 from bot.store.models import Person, Subscription, Topic
-from bot.subscriptions.tokens import make_token
+from bot.subscriptions.tokens import person_token
 from tests.support.smtp import smtp_sink
 from tests.support.web import (
     CHROMIUM_ARGS,
@@ -96,7 +96,11 @@ async def test_follow_confirm_and_manage_in_a_real_browser(
     assert confirm_url.startswith(web_env.settings.public_url + "/confirm/")
 
     await page.goto(confirm_url)
-    assert await page.locator("h1").inner_text() == "You are subscribed"
+    assert await page.locator("h1").inner_text() == "Confirm your address"
+    await _shot(page, tmp_path, "confirm")
+    assert await count(web_env.sessions, Person, col(Person.email_status) == "confirmed") == 0
+    await page.get_by_role("button", name="Confirm and start the digest").click()
+    await page.get_by_role("heading", name="You are subscribed").wait_for()
     await _shot(page, tmp_path, "confirmed")
     async with web_env.sessions() as session:
         person = (await session.execute(select(Person))).scalar_one()
@@ -133,12 +137,9 @@ async def test_unsubscribe_page_has_one_button_that_works(
     web_env: WebEnv, browser: Browser, tmp_path: Path
 ) -> None:
     async with web_env.sessions() as session, session.begin():
-        person = Person(email="bob@lab.org", email_status="confirmed")
+        person = Person(email="bob@lab.org", email_key="bob@lab.org", email_status="confirmed")
         session.add(person)
-    assert person.id is not None
-    token = make_token(
-        web_env.settings, person_id=person.id, email="bob@lab.org", purpose="unsubscribe"
-    )
+    token = person_token(web_env.settings, person, "unsubscribe")
     problems: list[str] = []
     page = await _new_page(browser, problems)
     await page.goto(f"{web_env.base}/unsubscribe/{token}")

@@ -12,9 +12,9 @@ from sqlmodel import col, select
 
 from bot.store.models import OutboxRow, Paper, PaperTopic, Person, Subscription, Topic
 from bot.subscriptions.optin import request_subscription
-from bot.subscriptions.tokens import make_form_token, make_token
+from bot.subscriptions.tokens import make_form_token, make_token, person_token
 from bot.web.common import SECURITY_HEADERS
-from tests.support.web import NOW, WebEnv, count, running_web
+from tests.support.web import METRICS_TOKEN, NOW, WebEnv, count, running_web
 
 
 @pytest.fixture
@@ -202,12 +202,12 @@ async def test_bad_tokens_are_400_pages_that_say_what_to_do(web_env: WebEnv, cas
     bob = await _person(web_env, email="bob@lab.org", status="pending")
     assert ann.id is not None
     assert bob.id is not None
-    token = make_token(web_env.settings, person_id=ann.id, email="ann@lab.org", purpose="confirm")
+    token = person_token(web_env.settings, ann, "confirm")
     expect = {
         "tampered": "damaged",
         "expired": "expired",
         "wrong_purpose": "not a confirm link",
-        "cross_recipient": "another address",
+        "cross_recipient": "replaced by a newer one",
         "garbage": "damaged",
     }[case]
     if case == "tampered":
@@ -215,12 +215,10 @@ async def test_bad_tokens_are_400_pages_that_say_what_to_do(web_env: WebEnv, cas
     elif case == "expired":
         web_env.clock.offset = timedelta(hours=49)
     elif case == "wrong_purpose":
-        token = make_token(
-            web_env.settings, person_id=ann.id, email="ann@lab.org", purpose="manage"
-        )
+        token = person_token(web_env.settings, ann, "manage")
     elif case == "cross_recipient":
         token = make_token(
-            web_env.settings, person_id=bob.id, email="ann@lab.org", purpose="confirm"
+            web_env.settings, person_id=bob.id, version=ann.token_version, purpose="confirm"
         )
     else:
         token = "%3Cscript%3E"
@@ -235,9 +233,7 @@ async def test_bad_tokens_are_400_pages_that_say_what_to_do(web_env: WebEnv, cas
 async def test_get_unsubscribe_changes_nothing_one_click_post_unsubscribes(web_env: WebEnv) -> None:
     ann = await _person(web_env)
     assert ann.id is not None
-    token = make_token(
-        web_env.settings, person_id=ann.id, email="ann@lab.org", purpose="unsubscribe"
-    )
+    token = person_token(web_env.settings, ann, "unsubscribe")
     for _ in range(3):  # a mail scanner following the link, repeatedly
         response, html = await _get(web_env, f"/unsubscribe/{token}")
         assert response.status == 200
@@ -263,10 +259,8 @@ async def test_get_unsubscribe_changes_nothing_one_click_post_unsubscribes(web_e
 async def test_manage_forms_need_their_csrf_token(web_env: WebEnv) -> None:
     ann = await _person(web_env)
     assert ann.id is not None
-    token = make_token(web_env.settings, person_id=ann.id, email="ann@lab.org", purpose="manage")
-    other = make_token(
-        web_env.settings, person_id=ann.id, email="ann@lab.org", purpose="unsubscribe"
-    )
+    token = person_token(web_env.settings, ann, "manage")
+    other = person_token(web_env.settings, ann, "unsubscribe")
     form = {
         "action": "save",
         "topic": "llm-agent-memory",
@@ -301,7 +295,11 @@ async def test_healthz_reports_database_and_leader(web_env: WebEnv) -> None:
     async with aiohttp.ClientSession() as http, http.get(f"{web_env.base}/healthz") as r:
         assert r.status == 200
         assert await r.json() == {"status": "ok", "database": "ok", "leader": "single-process"}
-    async with aiohttp.ClientSession() as http, http.get(f"{web_env.base}/metrics") as r:
+    bearer = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+    async with (
+        aiohttp.ClientSession() as http,
+        http.get(f"{web_env.base}/metrics", headers=bearer) as r,
+    ):
         body = await r.text()
     assert 'papertide_web_requests_total{method="GET",route="/healthz",status="200"}' in body
 

@@ -146,6 +146,7 @@ class PapersGroup(app_commands.Group):
         await self.run(interaction, f"follow {topic}" + (" me" if me else ""))
 
     @app_commands.command(name="unfollow", description="Stop following a topic")
+    @app_commands.describe(topic="Topic slug or name", me="Stop it for yourself, not the channel")
     async def unfollow(
         self, interaction: discord.Interaction[Any], topic: str, me: bool = False
     ) -> None:
@@ -156,6 +157,7 @@ class PapersGroup(app_commands.Group):
         await self.run(interaction, "list")
 
     @app_commands.command(name="topics", description="The topic catalog")
+    @app_commands.describe(words="Only topics whose name or description has these words")
     async def topics(self, interaction: discord.Interaction[Any], words: str = "") -> None:
         await self.run(interaction, f"topics {words}")
 
@@ -164,10 +166,16 @@ class PapersGroup(app_commands.Group):
         await self.run(interaction, "alerts")
 
     @app_commands.command(name="digest", description="Weekly email digest: an address, or off")
+    @app_commands.describe(email="Your address (we mail it a link to confirm), or off")
     async def digest(self, interaction: discord.Interaction[Any], email: str) -> None:
         await self.run(interaction, f"digest {email}")
 
     @app_commands.command(name="mute", description="Hold a topic for a while, e.g. 2h, 3d, 1w")
+    @app_commands.describe(
+        topic="Topic slug or name",
+        duration="How long, e.g. 2h, 3d or 1w",
+        me="Mute it for yourself, not the channel",
+    )
     async def mute(
         self, interaction: discord.Interaction[Any], topic: str, duration: str, me: bool = False
     ) -> None:
@@ -175,6 +183,11 @@ class PapersGroup(app_commands.Group):
 
     @app_commands.command(
         name="quiet-hours", description="Hold alerts overnight, e.g. 22-07, or off"
+    )
+    @app_commands.describe(
+        hours="From-to hours, e.g. 22-07, or off",
+        timezone="Time zone, e.g. Europe/Berlin (default UTC)",
+        me="For your own alerts, not the channel",
     )
     async def quiet_hours(
         self,
@@ -186,10 +199,12 @@ class PapersGroup(app_commands.Group):
         await self.run(interaction, f"quiet-hours {hours} {timezone}" + (" me" if me else ""))
 
     @app_commands.command(name="who", description="Channels and people here following a topic")
+    @app_commands.describe(topic="Topic slug or name")
     async def who(self, interaction: discord.Interaction[Any], topic: str) -> None:
         await self.run(interaction, f"who {topic}")
 
     @app_commands.command(name="visible", description="Show yourself in /papers who: on or off")
+    @app_commands.describe(on="True: others see you follow; False: hidden (the default)")
     async def visible(self, interaction: discord.Interaction[Any], on: bool) -> None:
         await self.run(interaction, f"visible {'on' if on else 'off'}")
 
@@ -240,14 +255,17 @@ class PapersGroup(app_commands.Group):
     alert = app_commands.Group(name="alert", description="Your keyword alerts")
 
     @alert.command(name="add", description='DM me papers matching a query, e.g. au:"Yi Wu"')
+    @app_commands.describe(query='arXiv search syntax, e.g. au:"Yi Wu" AND abs:agent')
     async def alert_add(self, interaction: discord.Interaction[Any], query: str) -> None:
         await self.run(interaction, f"alert add {query}")
 
     @alert.command(name="remove", description="Delete one of your alerts")
+    @app_commands.describe(id="The alert's number, as /papers alerts lists it")
     async def alert_remove(self, interaction: discord.Interaction[Any], id: int) -> None:
         await self.run(interaction, f"alert remove {id}")
 
     @alert.command(name="test", description="What a query matched in the last four weeks")
+    @app_commands.describe(query="arXiv search syntax, e.g. ti:agent AND cat:cs.LG")
     async def alert_test(self, interaction: discord.Interaction[Any], query: str) -> None:
         await self.run(interaction, f"alert test {query}")
 

@@ -2,7 +2,13 @@
 
 `SmtpMailer` keeps connections open across messages, reconnects once when the server
 dropped one, and maps SMTP replies to the outbox's results: 4xx is Retry, 5xx on a
-recipient a hard bounce (the channel counts those). MIME building is `digests.mime`.
+recipient a hard bounce (the channel counts those). MIME building is `mime.py`.
+
+A 5xx that says our side is misconfigured (authentication required or failed, the
+relay refusing to relay, any refusal of our MAIL FROM) would otherwise kill every
+confirmation mail and digest on its first try, and count bounces against innocent
+addresses: it is a Retry after CONFIG_RETRY_SECONDS instead, its reason starting with
+CONFIG_PROBLEM so `outbox stats` and `status` can tell the operator.
 """
 
 from __future__ import annotations
@@ -14,9 +20,13 @@ from typing import Any
 import aiosmtplib
 
 from bot.config import Settings
-from bot.outbox.channel import Delivered, DeliveryResult, Failed, Retry
+from bot.outbox.channel import CONFIG_PROBLEM, Delivered, DeliveryResult, Failed, Retry
 
 log = logging.getLogger(__name__)
+
+CONFIG_RETRY_SECONDS = 900.0
+# Authentication required / too weak / failed / needed for relaying (RFC 4954).
+_AUTH_CODES = frozenset({530, 534, 535, 538})
 
 
 class SmtpMailer:
@@ -81,9 +91,12 @@ class SmtpMailer:
             except aiosmtplib.SMTPRecipientsRefused as exc:
                 await _reset(client)
                 return _refused(exc.recipients[0] if exc.recipients else None)
+            except aiosmtplib.SMTPSenderRefused as exc:
+                await _reset(client)
+                return classify(exc.code, exc.message, stage="sender")
             except aiosmtplib.SMTPResponseException as exc:
                 await _reset(client)
-                return _by_code(exc.code, exc.message, hard=False)
+                return classify(exc.code, exc.message, stage="data")
             except (aiosmtplib.SMTPServerDisconnected, aiosmtplib.SMTPConnectError, OSError) as exc:
                 # A relay drops idle connections; reconnect once before giving up for now.
                 client.close()
@@ -108,15 +121,28 @@ class SmtpMailer:
 def _refused(refusal: aiosmtplib.SMTPRecipientRefused | None) -> DeliveryResult:
     if refusal is None:
         return Retry("recipient refused without a reply")
-    return _by_code(refusal.code, refusal.message, hard=True)
+    return classify(refusal.code, refusal.message, stage="recipient")
 
 
-def _by_code(code: int, text: str, *, hard: bool) -> DeliveryResult:
+def classify(code: int, text: str, *, stage: str) -> DeliveryResult:
+    """The outbox's result for an SMTP reply at `stage` ("sender", "recipient", "data";
+    "data" also stands for the connection's own replies: greeting, AUTH)."""
     reason = f"{code} {' '.join(text.split())}"[:300]
     if 400 <= code < 500:
         return Retry(reason)
-    # hard=True marks a 5xx about the recipient: the channel counts it as a hard bounce.
-    return Failed(("hard bounce: " if hard else "rejected: ") + reason, disable_target=False)
+    if _misconfigured(code, reason, stage):
+        log.warning("smtp.configuration_problem", extra={"stage": stage, "reply": reason})
+        return Retry(f"{CONFIG_PROBLEM}{reason}", after=CONFIG_RETRY_SECONDS)
+    if stage == "recipient":  # a 5xx about the recipient: the channel counts a hard bounce
+        return Failed("hard bounce: " + reason, disable_target=False)
+    return Failed("rejected: " + reason, disable_target=False)
+
+
+def _misconfigured(code: int, reason: str, stage: str) -> bool:
+    if code in _AUTH_CODES or stage == "sender":
+        return True  # our credentials or our MAIL FROM: the same for every recipient
+    # "554 5.7.1 <x@y>: Relay access denied" arrives at RCPT, about every recipient.
+    return "relay" in reason.lower() and ("denied" in reason.lower() or "5.7.1" in reason)
 
 
 async def _reset(client: aiosmtplib.SMTP) -> None:

@@ -1,10 +1,12 @@
 """MIME from an email payload: the exact bytes sent, optionally DKIM-signed. Pure.
 
 `build_message` turns a payload (`{"to","subject","text","html","headers"}`) into
-multipart/alternative, text first and HTML last. Headers are never folded (each stays
-on one line below SMTP's 998), and the DKIM signature is computed over those final
-bytes, so nothing we send is refolded after signing. CR/LF in any header value is
-refused with `HeaderInjectionError`.
+multipart/alternative, text first and HTML last. Headers are folded as RFC 5322 asks
+(lines of at most 78 characters wherever a space allows; never above SMTP's 998), and
+non-ASCII text becomes RFC 2047 encoded-words of at most 75 characters each, one per
+line. The DKIM signature is computed over those final bytes, so a relay has no reason
+to refold what was signed. CR/LF in any header value is refused with
+`HeaderInjectionError` before anything is folded.
 """
 
 from __future__ import annotations
@@ -26,9 +28,13 @@ import dkim
 from bot.config import Settings
 from bot.errors import ConfigError, PapertideError
 
-# 998 is SMTP's hard line limit: every header stays on one line below it, so no relay
-# has a reason to refold what DKIM signed.
+# 998 is SMTP's hard line limit; 78 is RFC 5322's "SHOULD" for header lines, and 75
+# RFC 2047's limit for one encoded-word.
 _MAX_LINE = 998
+_FOLD_AT = 78
+_MAX_WORD = 75
+_WORD_OVERHEAD = len("=?utf-8?b??=")
+FOLD = "\r\n "
 CRLF = b"\r\n"
 _SIGNED_HEADERS = (
     b"From", b"To", b"Subject", b"Date", b"Message-ID", b"MIME-Version", b"Content-Type",
@@ -115,13 +121,14 @@ def build_message(
     check_address("To", str(payload["to"]))
     headers: Headers = [
         ("From", _from_header(mail_from)),
-        ("To", check_header("To", str(payload["to"]))),
-        ("Subject", _encode_words(check_header("Subject", str(payload["subject"])))),
+        ("To", fold("To", check_header("To", str(payload["to"])))),
+        ("Subject", fold("Subject", check_header("Subject", str(payload["subject"])))),
         ("Date", format_datetime(now)),
         ("Message-ID", check_header("Message-ID", message_id)),
     ]
     for name, value in dict(payload.get("headers") or {}).items():
-        headers.append((check_header("header name", str(name)), check_header(name, str(value))))
+        name = check_header("header name", str(name))
+        headers.append((name, fold(name, check_header(name, str(value)))))
     headers.append(("MIME-Version", "1.0"))
     text_headers, text_body = _qp_part("text/plain", str(payload["text"]))
     html = str(payload.get("html") or "")
@@ -140,7 +147,7 @@ def build_message(
         headers += text_headers
         body = text_body
     for name, value in headers:
-        if len(name) + len(value) + 2 > _MAX_LINE:
+        if any(len(line) + len(name) + 2 > _MAX_LINE for line in value.split("\r\n")):
             raise HeaderInjectionError(f"header {name} is longer than one SMTP line")
     raw = _head(headers) + CRLF + body
     if dkim_key is None:
@@ -183,20 +190,45 @@ def _base64_part(content_type: str, text: str) -> tuple[Headers, bytes]:
     ], encoded
 
 
-def _encode_words(text: str) -> str:
-    """ASCII as is; otherwise RFC 2047 encoded-words on one line (never folded)."""
-    if text.isascii():
-        return text
-    words, chunk = [], ""
+def fold(name: str, value: str) -> str:
+    """`value` ready to follow `name: `: ASCII folded at spaces so lines stay within 78
+    characters where a space allows; anything else as encoded-words, one per line."""
+    if not value.isascii():
+        return encode_words(name, value)
+    line = f"{name}:"
+    lines: list[str] = []
+    for word in value.split(" "):
+        # The first word always joins the name; an empty word (a double space) never
+        # starts a line, which would then hold only whitespace.
+        if line == f"{name}:" or not word or len(line) + 1 + len(word) <= _FOLD_AT:
+            line += " " + word
+        else:
+            lines.append(line)
+            line = " " + word
+    lines.append(line)
+    return "\r\n".join(lines)[len(name) + 2 :]
+
+
+def encode_words(name: str, text: str) -> str:
+    """RFC 2047 base64 encoded-words, each at most 75 characters and on its own line,
+    the first one sized to fit after `name: ` within 78. Characters are never split
+    across words (a decoder joins adjacent words back into the text)."""
+    words: list[str] = []
+    room = _FOLD_AT - len(name) - 2  # what the first line leaves for its word
+    chunk = b""
     for char in text:
-        if len((chunk + char).encode("utf-8")) > 45:
-            words.append(chunk)
-            chunk = ""
-        chunk += char
-    words.append(chunk)
-    return " ".join(
-        "=?utf-8?b?" + base64.b64encode(w.encode("utf-8")).decode("ascii") + "?=" for w in words
-    )
+        data = char.encode("utf-8")
+        limit = (min(room, _MAX_WORD) - _WORD_OVERHEAD) // 4 * 3  # bytes that fit
+        if chunk and len(chunk) + len(data) > limit:
+            words.append(_word(chunk))
+            chunk, room = b"", _FOLD_AT - 1  # later lines start with one space
+        chunk += data
+    words.append(_word(chunk))
+    return FOLD.join(words)
+
+
+def _word(data: bytes) -> str:
+    return "=?utf-8?b?" + base64.b64encode(data).decode("ascii") + "?="
 
 
 @functools.lru_cache(maxsize=16)
@@ -204,5 +236,5 @@ def _from_header(mail_from: str) -> str:
     name, address = parseaddr(mail_from)
     name = name or "papertide"
     if name.isascii():
-        return formataddr((name, address))
-    return f"{_encode_words(name)} <{address}>"
+        return fold("From", formataddr((name, address)))
+    return encode_words("From", name) + FOLD + f"<{address}>"

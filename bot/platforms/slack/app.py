@@ -21,12 +21,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from aiohttp import web
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
@@ -41,16 +40,24 @@ from bot.errors import ConfigError
 from bot.outbox.targets import disable_workspace_targets
 from bot.platforms.slack.ask import deliver_answer
 from bot.platforms.slack.channel import slack_error
-from bot.platforms.slack.render import MUTE_ALERT_ACTION, UNFOLLOW_ACTION, render_reply
+from bot.platforms.slack.render import (
+    MUTE_ALERT_ACTION,
+    OPEN_ABSTRACT_ACTION,
+    UNFOLLOW_ACTION,
+    render_reply,
+)
+from bot.platforms.slack.route import EVENTS_PATH, install_slack_routes
 from bot.types import Platform
 
 log = logging.getLogger(__name__)
 
-EVENTS_PATH = "/slack/events"
+__all__ = ["EVENTS_PATH", "build_slack_app", "install_slack_routes", "run_socket_mode"]
+
 COMMAND_CONCURRENCY = 4
 INVITE_FIRST = "Invite me to this channel first (`/invite @papertide`), then follow again."
 GONE_EVENTS = ("app_uninstalled", "tokens_revoked")
-CHANNEL_GONE_EVENTS = ("channel_archive", "channel_deleted")
+# Public channels, and private ones ("groups" in Slack's events; groups:read asks for them).
+CHANNEL_GONE_EVENTS = ("channel_archive", "channel_deleted", "group_archive", "group_deleted")
 SOMETHING_WRONG = "Something went wrong on our side: try again in a minute."
 
 
@@ -187,6 +194,10 @@ class SlackHandlers:
         )
 
 
+async def _ack_only(ack: Any) -> None:
+    await ack()
+
+
 def build_slack_app(
     *,
     settings: Settings,
@@ -198,6 +209,12 @@ def build_slack_app(
     if settings.slack_bot_token is None or settings.slack_signing_secret is None:
         raise ConfigError(
             "Slack needs PAPERTIDE_SLACK_BOT_TOKEN and PAPERTIDE_SLACK_SIGNING_SECRET",
+            variable="PAPERTIDE_SLACK_SIGNING_SECRET",
+        )
+    if not settings.slack_signing_secret.get_secret_value().strip():
+        # An empty secret would make every forged signature verify with HMAC("").
+        raise ConfigError(
+            "PAPERTIDE_SLACK_SIGNING_SECRET is empty; copy the app's signing secret",
             variable="PAPERTIDE_SLACK_SIGNING_SECRET",
         )
     client = client or _web_client(settings)
@@ -216,19 +233,15 @@ def build_slack_app(
     app.command(settings.slack_command)(handlers.on_command)
     app.action(UNFOLLOW_ACTION)(handlers.on_button)
     app.action(MUTE_ALERT_ACTION)(handlers.on_button)
+    # A link button opens its URL in the browser, yet Slack still posts the click here
+    # and shows an error icon unless it is acknowledged. The catch-all (registered last:
+    # Bolt runs the first listener that matches) does the same for the link buttons of
+    # messages sent before they had an action id, which Slack names at random.
+    app.action(OPEN_ABSTRACT_ACTION)(_ack_only)
+    app.action(re.compile(".+"))(_ack_only)
     for name in (*GONE_EVENTS, *CHANNEL_GONE_EVENTS):
         app.event(name)(handlers.on_gone)
     return app
-
-
-def install_slack_routes(web_app: web.Application, bolt_app: AsyncApp) -> None:
-    """Add `POST /slack/events` (commands, interactivity and events share it) to the web app."""
-
-    async def handle(request: web.Request) -> web.Response:
-        bolt_response = await bolt_app.async_dispatch(await to_bolt_request(request))
-        return await to_aiohttp_response(bolt_response)
-
-    web_app.router.add_post(EVENTS_PATH, handle)
 
 
 async def run_socket_mode(settings: Settings, bolt_app: AsyncApp) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from aiohttp import web
+
 from bot.outbox.queue import progress_saver
 from bot.platforms.registry import Parts, PlatformContext
 from bot.platforms.slack.app import build_slack_app, install_slack_routes, run_socket_mode
@@ -25,4 +27,10 @@ def build_parts(ctx: PlatformContext) -> Parts:
         await until_stopped(run_socket_mode(ctx.settings, bolt), stop)
 
     services = [socket_mode] if ctx.settings.slack_app_token is not None else []
-    return Parts(routes=[lambda app: install_slack_routes(app, bolt)], services=services)
+    assert ctx.settings.slack_signing_secret is not None  # build_slack_app checked it
+    secret = ctx.settings.slack_signing_secret.get_secret_value()
+
+    def routes(app: web.Application) -> None:
+        install_slack_routes(app, bolt, signing_secret=secret, sessions=ctx.sessions)
+
+    return Parts(routes=[routes], services=services)

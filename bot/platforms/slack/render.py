@@ -23,6 +23,7 @@ MAX_HEADER = 150
 MAX_TOTAL = 12000  # Slack rejects some messages below its documented 50×3,000
 UNFOLLOW_ACTION = "papertide_unfollow"
 MUTE_ALERT_ACTION = "papertide_mute_alert"
+OPEN_ABSTRACT_ACTION = "papertide_open_abstract"  # a link button; the app only acks it
 
 SlackMessage = dict[str, Any]  # {"text": fallback, "blocks": [...]}
 
@@ -58,7 +59,12 @@ def _buttons(
     url = safe_url(str(paper.get("url", "")))
     if url:
         buttons.append(
-            {"type": "button", "text": {"type": "plain_text", "text": "Abstract"}, "url": url}
+            {
+                "type": "button",
+                "action_id": OPEN_ABSTRACT_ACTION,
+                "text": {"type": "plain_text", "text": "Abstract"},
+                "url": url,
+            }
         )
     topic = next((r for r in reasons if r.get("kind") == "topic"), None)
     if topic is not None:

@@ -7,17 +7,10 @@ from sqlalchemy import create_engine, pool
 from sqlmodel import SQLModel
 
 import bot.store.models  # noqa: F401  (registers the tables on SQLModel.metadata)
+from bot.store.migrate import include_object
 
 config = context.config
 target_metadata = SQLModel.metadata
-# The full-text index is engine-specific (FTS5 or tsvector) and lives in migrations only.
-_NOT_IN_MODELS = ("paper_search", "paper_fts")
-
-
-def include_object(
-    obj: object, name: str | None, type_: str, reflected: bool, compare_to: object
-) -> bool:
-    return not (type_ == "table" and name is not None and name.startswith(_NOT_IN_MODELS))
 
 
 def run_migrations() -> None:

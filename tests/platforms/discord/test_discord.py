@@ -216,6 +216,29 @@ async def test_sync_registers_the_group_at_the_configured_api(
     assert "scope=bot+applications.commands" in invite_url(settings)
 
 
+async def test_every_command_and_option_has_a_real_description(
+    discord_api: tuple[FakeDiscord, str],
+) -> None:
+    """Discord shows an option's description under its name; "…" is discord.py's filler."""
+    fake, base = discord_api
+    settings = Settings(discord_token="tkn", discord_application_id="222", discord_api_url=base)
+    await sync_commands(settings)
+    put = next(body for method, path, body in fake.calls if method == "PUT")
+    seen: list[str] = []
+
+    def walk(node: dict[str, Any], path: str) -> None:
+        described = str(node.get("description", ""))
+        assert described.strip() not in ("", "…", "..."), path
+        seen.append(path)
+        for option in node.get("options", []):
+            walk(option, f"{path} {option['name']}")
+
+    walk(put[0], "/papers")
+    assert "/papers alert add query" in seen
+    assert "/papers quiet-hours timezone" in seen
+    assert len(seen) > 25
+
+
 def _message(
     kind: MessageKind, payload: dict[str, Any], kind_of: TargetKind = TargetKind.CHANNEL
 ) -> OutboundMessage:

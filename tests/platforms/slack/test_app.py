@@ -4,71 +4,16 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import aiohttp
-import pytest
-from aiohttp import web
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.config import Settings
-from bot.platforms.slack.app import build_slack_app, install_slack_routes
 from bot.platforms.slack.render import MUTE_ALERT_ACTION, UNFOLLOW_ACTION
-from bot.store.models import Alert, Target
+from bot.store.models import Alert, ProcessedEvent, Target
 from tests.conftest import count_rows
-from tests.support.chat import add_topics, make_deps
-from tests.support.servers import (
-    SIGNING_SECRET,
-    FakeSlack,
-    action_body,
-    command_body,
-    fake_slack,
-    serve,
-    signed_headers,
-)
-
-FORM = {"Content-Type": "application/x-www-form-urlencoded"}
-
-
-@dataclass
-class Rig:
-    url: str
-    slack: FakeSlack
-    http: aiohttp.ClientSession
-
-    async def post(
-        self, body: str, *, headers: dict[str, str] | None = None, json_body: bool = False
-    ) -> int:
-        kind = {"Content-Type": "application/json"} if json_body else FORM
-        async with self.http.post(
-            f"{self.url}/slack/events",
-            data=body,
-            headers={**kind, **(headers or signed_headers(body))},
-        ) as resp:
-            return resp.status
-
-    async def command(self, text: str, **kw: str) -> dict[str, object]:
-        assert await self.post(command_body(text, base=self.slack.base, **kw)) == 200
-        return await self.slack.next_response()
-
-
-@pytest.fixture
-async def rig(sessions: async_sessionmaker[AsyncSession]) -> AsyncIterator[Rig]:
-    await add_topics(sessions)
-    async with fake_slack() as slack:
-        settings = Settings(
-            slack_bot_token="xoxb-test",
-            slack_signing_secret=SIGNING_SECRET,
-            slack_api_url=f"{slack.base}/api/",
-        )
-        bolt = build_slack_app(settings=settings, sessions=sessions, deps=make_deps())
-        app = web.Application()
-        install_slack_routes(app, bolt)
-        async with serve(app) as url, aiohttp.ClientSession() as http:
-            yield Rig(url=url, slack=slack, http=http)
+from tests.platforms.slack.conftest import Rig
+from tests.support.servers import action_body, command_body, signed_headers
 
 
 async def test_slash_command_acks_then_answers_through_response_url(
@@ -157,7 +102,9 @@ async def test_events_are_deduplicated_on_event_id(
     assert (
         await rig.post(body, headers=signed_headers(body), json_body=True) == 200
     )  # Slack's retry
-    assert await count_rows(sessions, "processed_event") == 1
+    async with sessions() as session:
+        seen = (await session.execute(select(ProcessedEvent.event_id))).scalars().all()
+    assert [e for e in seen if not e.startswith("req:")] == ["Ev0001"]  # claimed once
     async with sessions() as session:
         assert (await session.execute(select(Target))).scalar_one().disabled_at is None
 

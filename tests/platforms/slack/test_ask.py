@@ -66,7 +66,7 @@ async def rig(sessions: async_sessionmaker[AsyncSession]) -> AsyncIterator[Rig]:
         )
         bolt = build_slack_app(settings=settings, sessions=sessions, deps=make_deps(ask=ask))
         app = web.Application()
-        install_slack_routes(app, bolt)
+        install_slack_routes(app, bolt, signing_secret=SIGNING_SECRET, sessions=sessions)
         async with serve(app) as url, aiohttp.ClientSession() as http:
             yield Rig(url=url, slack=slack, http=http, asked=asked)
 

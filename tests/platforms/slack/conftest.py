@@ -1,0 +1,63 @@
+"""The Slack rig: papertide's Slack routes on a local server, a local Slack API stand-in."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import aiohttp
+import pytest
+from aiohttp import web
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.config import Settings
+from bot.platforms.slack.app import build_slack_app, install_slack_routes
+from tests.support.chat import add_topics, make_deps
+from tests.support.servers import (
+    SIGNING_SECRET,
+    FakeSlack,
+    command_body,
+    fake_slack,
+    serve,
+    signed_headers,
+)
+
+FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+
+
+@dataclass
+class Rig:
+    url: str
+    slack: FakeSlack
+    http: aiohttp.ClientSession
+
+    async def post(
+        self, body: str, *, headers: dict[str, str] | None = None, json_body: bool = False
+    ) -> int:
+        kind = {"Content-Type": "application/json"} if json_body else FORM
+        async with self.http.post(
+            f"{self.url}/slack/events",
+            data=body,
+            headers={**kind, **(headers or signed_headers(body))},
+        ) as resp:
+            return resp.status
+
+    async def command(self, text: str, **kw: str) -> dict[str, object]:
+        assert await self.post(command_body(text, base=self.slack.base, **kw)) == 200
+        return await self.slack.next_response()
+
+
+@pytest.fixture
+async def rig(sessions: async_sessionmaker[AsyncSession]) -> AsyncIterator[Rig]:
+    await add_topics(sessions)
+    async with fake_slack() as slack:
+        settings = Settings(
+            slack_bot_token="xoxb-test",
+            slack_signing_secret=SIGNING_SECRET,
+            slack_api_url=f"{slack.base}/api/",
+        )
+        bolt = build_slack_app(settings=settings, sessions=sessions, deps=make_deps())
+        app = web.Application()
+        install_slack_routes(app, bolt, signing_secret=SIGNING_SECRET, sessions=sessions)
+        async with serve(app) as url, aiohttp.ClientSession() as http:
+            yield Rig(url=url, slack=slack, http=http)
