@@ -190,29 +190,30 @@ def dump_rows(url: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         return cols, conn.execute(f"SELECT {listed} FROM paper").fetchall()
 
 
-def floor_insert(url: str, cols: list[str], rows: list[tuple[Any, ...]]) -> float:
-    """Seconds to write `rows`: sqlite3 executemany in one transaction, or psycopg COPY."""
+def floor_insert(url: str, cols: list[str], rows: list[tuple[Any, ...]]) -> tuple[float, float]:
+    """(wall, CPU) seconds to write `rows`: sqlite3 executemany in one transaction, or
+    psycopg COPY (the server's CPU is not counted, as it is not for papertide either)."""
     names = ", ".join(f'"{c}"' for c in cols)
     if url.startswith("sqlite"):
         conn = sqlite3.connect(url.removeprefix("sqlite:///"))
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         marks = ", ".join("?" * len(cols))
         conn.executemany(f"INSERT INTO paper ({names}) VALUES ({marks})", rows)
         conn.commit()
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         conn.close()
-        return seconds
+        return seconds, cpu
     import psycopg
 
     with psycopg.connect(url) as conn:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         with conn.cursor() as cur, cur.copy(f"COPY paper ({names}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
         conn.commit()
-        return time.perf_counter() - started
+        return time.perf_counter() - started, time.process_time() - cpu
 
 
 # --- the cases ---------------------------------------------------------------------------
@@ -225,6 +226,7 @@ class Backend:
         self.backend, self.port, self.count, self.tmp = backend, port, count, tmp
         self.rows: tuple[list[str], list[tuple[Any, ...]]] | None = None
         self.runs: dict[str, list[dict[str, float]]] = {}
+        self.floor_cpu: list[float] = []
 
     def papertide(self, matcher: str) -> float:
         url = fresh_db(self.backend, self.tmp)
@@ -245,7 +247,9 @@ class Backend:
         assert self.rows is not None, "papertide runs first in round 1"
         url = fresh_db(self.backend, self.tmp)
         try:
-            return len(self.rows[1]) / floor_insert(url, *self.rows)
+            wall, cpu = floor_insert(url, *self.rows)
+            self.floor_cpu.append(len(self.rows[1]) / cpu)
+            return len(self.rows[1]) / wall
         finally:
             drop_db(url)
 
@@ -336,7 +340,6 @@ def run_backend(backend: str, port: int, args: argparse.Namespace, tmp: Path, ro
     for m in matchers:
         name = f"papertide ({m})"
         runs = side.runs[m]
-        cpu = sorted(r["papers"] / r["cpu"] for r in runs)[len(runs) // 2]
         rss = max(r["peak_rss_mb"] for r in runs)
         what = "ingest alone" if m == "none" else "with the real engine (bundled topics)"
         report(
@@ -344,8 +347,14 @@ def run_backend(backend: str, port: int, args: argparse.Namespace, tmp: Path, ro
             Series(name, got[name]),
             Series(floor, got[floor]),
             higher_is_better=True,
-            note=f"papertide median {cpu:,.0f} papers per CPU s, peak RSS {rss:.0f} MB, "
-            f"{runs[0]['matches']:,} matches",
+            note=f"peak RSS {rss:.0f} MB, {runs[0]['matches']:,} matches",
+        )
+        report(
+            f"{backend}, papers per CPU second of the client process, {what}",
+            Series(name, [r["papers"] / r["cpu"] for r in runs]),
+            Series(floor, side.floor_cpu),
+            higher_is_better=True,
+            note="less sensitive to the machine's load than wall time",
         )
 
 
