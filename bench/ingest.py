@@ -66,7 +66,7 @@ def serve(corpus: str) -> None:
     """The stand-in arXiv: the saved entries, filtered by submittedDate window, paged."""
     from aiohttp import web
 
-    from tests.support.atom_corpus import atom_page
+    from tests.support.atom_corpus import feed_page
 
     data = json.loads(Path(corpus).read_text())
     entries, times = data["entries"], data["times"]
@@ -79,7 +79,7 @@ def serve(corpus: str) -> None:
         a, b = bisect.bisect_left(times, lo), bisect.bisect_right(times, hi)
         start, size = int(request.query["start"]), int(request.query["max_results"])
         page = entries[a + start : min(b, a + start + size)]
-        body = atom_page(page, total=b - a, start=start)
+        body = feed_page(page, total=b - a, start=start)
         return web.Response(body=body, content_type="application/atom+xml")
 
     app = web.Application()
@@ -256,10 +256,10 @@ class Backend:
 
 def parsing(entries: list[str], rounds: int) -> None:
     from bot.ingest.sources.arxiv_atom import parse_page
-    from tests.support.atom_corpus import atom_page
+    from tests.support.atom_corpus import feed_page
 
     pages = [
-        atom_page(entries[i : i + PAGE], total=len(entries), start=i)
+        feed_page(entries[i : i + PAGE], total=len(entries), start=i)
         for i in range(0, len(entries), PAGE)
     ]
 
@@ -278,7 +278,7 @@ def parsing(entries: list[str], rounds: int) -> None:
     got = alternate({"papertide": ours, "ElementTree": etree}, rounds)
     mb = sum(map(len, pages)) / len(entries) / 1024
     report(
-        f"parsing alone, papers per CPU s ({len(pages)} pages, {mb:.1f} KiB per entry)",
+        f"parsing alone, papers per CPU s ({len(pages)} page(s), {mb:.1f} KiB per entry)",
         Series("papertide", got["papertide"]),
         Series("ElementTree", got["ElementTree"]),
         higher_is_better=True,

@@ -15,14 +15,12 @@ from datetime import datetime, timedelta
 from xml.sax.saxutils import escape
 
 from bot.types import Author, PaperRecord
+from tests.support.ingest import feed_page
 from tests.support.match_corpus import Vocabulary, generate_papers
 
+__all__ = ["arxiv_id", "atom_entry", "feed_page", "generate_records"]
+
 _SCRIPTS = ("Иван Петров", "李 伟", "Ελένη Παπαδοπούλου", "Đặng Thị Mai", "محمد علي", "佐藤 健")
-FEED_HEAD = (
-    '<?xml version="1.0" encoding="UTF-8"?><feed xmlns="http://www.w3.org/2005/Atom" '
-    'xmlns:arxiv="http://arxiv.org/schemas/atom" '
-    'xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/"><title>query</title>'
-)
 
 
 def arxiv_id(i: int) -> str:
@@ -100,15 +98,3 @@ def atom_entry(paper: PaperRecord) -> str:
         f'<arxiv:primary_category term="{paper.categories[0]}" '
         f'scheme="http://arxiv.org/schemas/atom"/>{cats}</entry>'
     )
-
-
-def atom_page(entries: list[str], *, total: int, start: int) -> bytes:
-    """A whole API page around already rendered entries."""
-    return (
-        FEED_HEAD
-        + f"<opensearch:totalResults>{total}</opensearch:totalResults>"
-        + f"<opensearch:startIndex>{start}</opensearch:startIndex>"
-        + f"<opensearch:itemsPerPage>{len(entries)}</opensearch:itemsPerPage>"
-        + "".join(entries)
-        + "</feed>"
-    ).encode()
