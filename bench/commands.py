@@ -260,8 +260,8 @@ def run_db(db: str, args: argparse.Namespace, tmp: Path, rounds: int) -> None:
     )
     for key, label, better in (
         ("answered_per_s", "answered commands per second during the load", True),
-        ("answer_p50", "answer latency p50, ms (sent → answer at response_url)", False),
-        ("answer_p99", "answer latency p99, ms", False),
+        ("answer_p50", "answer latency p50, ms (sent → answer; of the answered ones)", False),
+        ("answer_p99", "answer latency p99, ms (of the answered ones; see what was left)", False),
         ("backlog", "backlog at the end of the load (acked, not yet answered)", False),
     ):
         report(

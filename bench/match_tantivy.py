@@ -63,6 +63,9 @@ class TantivyDay:
         self.analyzer = _analyzer()
         self.queries: list[tuple[object, tantivy.Query]] = []
         self.unmapped = 0
+        # A compiled regex (its automaton) costs ~100 KB: share one per distinct pattern,
+        # as papertide shares one pattern per distinct term.
+        self._regexes: dict[tuple[str, str], tantivy.Query] = {}
 
     def tokens(self, text: str) -> list[str]:
         return list(self.analyzer.analyze(text))
@@ -98,7 +101,7 @@ class TantivyDay:
         if term.field == "cat":
             value = term.value.strip().lower()
             if term.prefix:
-                return tantivy.Query.regex_query(schema, "cat", _regex_literal(value) + ".*")
+                return self._regex("cat", _regex_literal(value) + ".*")
             return tantivy.Query.boolean_query(
                 [
                     (tantivy.Occur.Should, tantivy.Query.term_query(schema, "cat", value)),
@@ -125,12 +128,20 @@ class TantivyDay:
         if prefix:
             last = _regex_literal(words[-1]) + ".*"
             if len(words) == 1:
-                return tantivy.Query.regex_query(schema, field, last)
+                return self._regex(field, last)
             head = [_regex_literal(w) for w in words[:-1]]
             return tantivy.Query.regex_phrase_query(schema, field, [*head, last])
         if len(words) == 1:
             return tantivy.Query.term_query(schema, field, words[0])
         return tantivy.Query.phrase_query(schema, field, words)
+
+    def _regex(self, field: str, pattern: str) -> tantivy.Query:
+        found = self._regexes.get((field, pattern))
+        if found is None:
+            found = self._regexes[field, pattern] = tantivy.Query.regex_query(
+                self.schema, field, pattern
+            )
+        return found
 
     # --- the day ---------------------------------------------------------------------------
 
