@@ -4,7 +4,8 @@
         .venv/bin/python bench/web.py --quick
     .venv/bin/python bench/profile_top.py /tmp/web.txt [--top 25] [--match bot/]
 
-Prints, per process, the functions with the most samples on the stack (inclusive) and
+Prints, per process (or per stack through `--within FRAME`), the functions with the
+most samples on the stack (inclusive) and
 at the top of the stack (self), each as a share of that process's samples. `--match`
 keeps only frames whose text contains it (e.g. `bot/` for papertide's own code).
 """
@@ -25,6 +26,12 @@ def main() -> None:
     parser.add_argument("profile", type=Path)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--match", default="")
+    parser.add_argument(
+        "--within",
+        default="",
+        help="only stacks through a frame (run_worker) or of a process whose command line "
+        "contains this",
+    )
     args = parser.parse_args()
     inclusive: dict[str, Counter[str]] = {}
     leaf: dict[str, Counter[str]] = {}
@@ -35,9 +42,18 @@ def main() -> None:
             continue
         count = int(count_text)
         frames = stack.split(";")
-        process = frames[0] if _PROCESS.match(frames[0]) else "process"
-        if process == frames[0] and len(frames) > 1:
-            frames = frames[1:]
+        process = "process"
+        # With --subprocesses a stack starts with each parent's "process N:"cmdline""
+        # frame; a command line may hold ';' (python -c "a; b"), so it ends at a quote.
+        while frames and _PROCESS.match(frames[0]):
+            end = next((i for i, f in enumerate(frames) if f.endswith('"')), 0)
+            process = ";".join(frames[: end + 1])
+            frames = frames[end + 1 :]
+        frames = frames or ["(idle)"]
+        if args.within:
+            if args.within not in process and not any(args.within in f for f in frames):
+                continue
+            process += f" [within {args.within}]"
         totals[process] += count
         for frame in set(frames):
             if args.match in frame:
