@@ -1,20 +1,24 @@
-"""Benchmark: build, render and send personalized weekly digests to a local SMTP sink.
+"""Benchmark: weekly digests, build + render + send vs the aiosmtplib floor, client CPU.
 
-    .venv/bin/python bench/digest.py                 # 2,000 and 10,000 recipients
-    .venv/bin/python bench/digest.py --recipients 10000 --one
+    .venv/bin/python bench/digest.py [--recipients 2000] [--connections 8] [--rounds 3]
+    .venv/bin/python bench/digest.py --quick         # 300 recipients
 
-Each size runs in a fresh process (so peak RSS is that size's alone): first build +
-render only, then build + render + send through EmailChannel to an aiosmtpd sink in
-another process. Recipients are generated lazily, so memory should not grow with them.
-Goal (issue 6): >= 300 digests/s render + send on a 2-core machine, memory flat.
+Both cases send to the same aiosmtpd sink (tests/support/smtp.py, its own process) over
+`--connections` SMTP connections, alternately, in this one process:
+- papertide: for each recipient, build the digest (pure), render it (jinja2, CSS
+  inlined) and send it through EmailChannel (MIME built by hand, SmtpMailer), rendering
+  overlapped with sending in a bounded pipeline;
+- the aiosmtplib floor: the same mails, rendered to bytes beforehand (not timed), sent
+  with plain aiosmtplib.SMTP.sendmail on the same number of connections.
+The figure is the client's CPU milliseconds per mail (process time of the send phase);
+also printed: wall-clock mails/s and render-only digests/s.
+Goal (issue 14): papertide's client CPU <= 1.2x the floor's.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import resource
 import subprocess
 import sys
@@ -25,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.sidebyside import Series, alternate, header, report, rounds_arg
 from bot.outbox.channel import Delivered
 from bot.platforms.email.channel import EmailChannel
 from bot.platforms.email.mailer import SmtpMailer
@@ -101,63 +106,113 @@ async def send_all(week: WeekData, n: int, port: int, connections: int) -> tuple
     return elapsed, delivered
 
 
-def one(n: int, connections: int) -> dict[str, float]:
+def prerender(week: WeekData, n: int) -> list[tuple[str, bytes]]:
+    """Every mail as the bytes EmailChannel would send (for the floor; not timed)."""
+    from bot.platforms.email.mime import build_message, message_id_for
+
+    out = []
+    when = datetime(2026, 9, 28, 8, tzinfo=UTC)
+    for data in recipients(week, n):
+        digest = build_digest(data, week, papers_per_topic=8)
+        assert digest is not None
+        payload = dict(RENDERER.render(digest))
+        key = f"t{data.recipient.id}:digest:2026-W39"
+        raw = build_message(payload, mail_from=MAIL_FROM, now=when,
+                            message_id=message_id_for(key, "bench.example.org"))  # fmt: skip
+        out.append((str(payload["to"]), raw))
+    return out
+
+
+async def send_floor(mails: list[tuple[str, bytes]], port: int, connections: int) -> float:
+    """Pre-rendered mails over `connections` plain aiosmtplib connections: wall seconds."""
+    import aiosmtplib
+
+    queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
+    for mail in mails:
+        queue.put_nowait(mail)
+
+    async def connection() -> None:
+        smtp = aiosmtplib.SMTP(hostname="127.0.0.1", port=port)
+        await smtp.connect()
+        while not queue.empty():
+            to, raw = queue.get_nowait()
+            await smtp.sendmail("digest@bench.example.org", [to], raw)
+        await smtp.quit()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(connection() for _ in range(connections)))
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--recipients", type=int, default=2000)
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="300 recipients")
+    args = parser.parse_args()
+    n = 300 if args.quick else args.recipients
+    rounds = rounds_arg(args.rounds)
+    header(
+        f"digest: {n:,} recipients ({TOPICS} topics, {FOLLOWS} followed each), "
+        f"{args.connections} SMTP connections to one aiosmtpd sink",
+        rounds,
+    )
     week = sample_week("2026-W39", topics=TOPICS, papers_per_topic=30)
     render_all(week, 200)  # warm up templates and caches
-    render_s, html_bytes = render_all(week, n)
+    mails = prerender(week, n)
+    kb = sum(len(raw) for _, raw in mails) / len(mails) / 1024
     sink = subprocess.Popen(
         [sys.executable, "-m", "tests.support.smtp"],
         stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1],
     )  # fmt: skip
+    walls: dict[str, list[float]] = {"papertide": [], "aiosmtplib floor": []}
+    renders: list[float] = []
     try:
         assert sink.stdout is not None
         port = int(sink.stdout.readline())
-        cpu = time.process_time()
-        send_s, delivered = asyncio.run(send_all(week, n, port, connections))
-        cpu = time.process_time() - cpu
+
+        def ours() -> float:
+            cpu = time.process_time()
+            wall, delivered = asyncio.run(send_all(week, n, port, args.connections))
+            cpu = time.process_time() - cpu
+            assert delivered == n, delivered
+            walls["papertide"].append(n / wall)
+            render_s, _ = render_all(week, min(n, 500))
+            renders.append(min(n, 500) / render_s)
+            return 1000 * cpu / n
+
+        def floor() -> float:
+            cpu = time.process_time()
+            wall = asyncio.run(send_floor(mails, port, args.connections))
+            walls["aiosmtplib floor"].append(n / wall)
+            return 1000 * (time.process_time() - cpu) / n
+
+        got = alternate({"papertide": ours, "aiosmtplib floor": floor}, rounds)
     finally:
         sink.terminate()
-        _, _, usage = os.wait4(sink.pid, 0)
-    return {
-        "recipients": n,
-        "render_per_s": n / render_s,
-        "render_send_per_s": n / send_s,
-        "delivered": delivered,
-        "html_bytes_avg": html_bytes,
-        "client_cpu_share": cpu / send_s,
-        "sink_cpu_share": (usage.ru_utime + usage.ru_stime) / send_s,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    }
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--recipients", type=int, nargs="*", default=[2000, 10000])
-    parser.add_argument("--connections", type=int, default=8)
-    parser.add_argument("--one", action="store_true", help="run one size in this process")
-    args = parser.parse_args()
-    if args.one:
-        print(json.dumps(one(args.recipients[0], args.connections)))
-        return
-    print(f"{TOPICS} topics, {FOLLOWS} followed per recipient, {args.connections} SMTP connections")
-    print(f"{'recipients':>10} {'render/s':>9} {'render+send/s':>14} {'delivered':>9} "
-          f"{'html KB':>8} {'peak RSS MB':>12} {'client CPU':>10} {'sink CPU':>9}")  # fmt: skip
-    for n in args.recipients:
-        out = subprocess.run(
-            [sys.executable, __file__, "--one", "--recipients", str(n),
-             "--connections", str(args.connections)],
-            check=True, capture_output=True, text=True,
-        ).stdout  # fmt: skip
-        r = json.loads(out.strip().splitlines()[-1])
-        kb = r["html_bytes_avg"] / 1024
-        print(f"{r['recipients']:>10} {r['render_per_s']:>9.0f} {r['render_send_per_s']:>14.0f} "
-              f"{r['delivered']:>9} {kb:>8.1f} {r['peak_rss_mb']:>12.1f} "
-              f"{r['client_cpu_share']:>10.0%} {r['sink_cpu_share']:>9.0%}")  # fmt: skip
-        client_ms = 1000 * r["client_cpu_share"] / r["render_send_per_s"]
-        sink_ms = 1000 * r["sink_cpu_share"] / r["render_send_per_s"]
-        print(f"{'':>10} CPU per digest: client {client_ms:.2f} ms, sink {sink_ms:.2f} ms "
-              f"-> {1000 / max(client_ms, sink_ms):.0f}/s with one idle core each")  # fmt: skip
-    print("CPU columns: CPU-seconds per wall-second of the send phase (1.0 = one core busy).")
+        sink.wait()
+    report(
+        "client CPU ms per mail (papertide: build + render + MIME + send; floor: send only)",
+        Series("papertide", got["papertide"]),
+        Series("aiosmtplib floor", got["aiosmtplib floor"]),
+        higher_is_better=False,
+        note=f"{kb:.0f} KiB per mail",
+    )
+    report(
+        "mails per wall second",
+        Series("papertide", walls["papertide"]),
+        Series("aiosmtplib floor", walls["aiosmtplib floor"]),
+        higher_is_better=True,
+    )
+    report(
+        "render only (build + jinja2), digests per second",
+        Series("papertide", renders),
+        None,
+        higher_is_better=True,
+    )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS of this process: {peak:.0f} MB (includes the floor's pre-rendered mails)")
 
 
 if __name__ == "__main__":

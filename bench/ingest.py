@@ -1,15 +1,24 @@
-"""Benchmark: ingest arXiv API pages from a local server into SQLite and PostgreSQL.
+"""Benchmark: ingest arXiv API pages end to end into SQLite and PostgreSQL, vs the floor.
 
-    .venv/bin/python bench/ingest.py [--counts 10000,50000] [--backends sqlite,postgresql]
-                                     [--matcher stub|engine|none]
+    .venv/bin/python bench/ingest.py [--count 20000] [--backends sqlite,postgresql]
+                                     [--matchers none,engine] [--rounds 3] [--seed 11]
+    .venv/bin/python bench/ingest.py --quick         # 2,000 papers, SQLite only
 
-A server process serves pre-generated Atom pages (2,000 entries each, arXiv's recorded
-format) for N records; each (backend, N) runs in a fresh worker process that polls them
-through the real path (ArxivApiSource -> ingest_batch -> bulk upsert + matches) and
-reports papers/s, CPU seconds and its peak RSS. Memory flat in N shows the streaming.
-The matcher (`--matcher`) is `stub` (about one topic per paper, nearly free: the ingest
-path alone), `engine` (the real compiled engine from the bundled topics, no alerts, as a
-poll runs it) or `none` (matches nothing); the difference between runs is the engine's share.
+The corpus is varied, realistic text (tests/support/atom_corpus.py: Zipf-distributed
+words, LaTeX, accented and non-Latin names, long collaboration author lists, DOIs,
+journal refs), served as arXiv API pages (2,000 entries each) by a local server process.
+Per round, alternating:
+- papertide, end to end: a fresh process polls the pages through the real path
+  (ArxivApiSource → parse → ingest_batch → upsert + matches) into a fresh database,
+  with `--matchers`: `none` (matches nothing: ingest alone) and `engine` (the real
+  compiled engine from the bundled topics, as a poll builds it);
+- the floor: the very rows papertide stored (read back from its database), written into
+  a fresh database with the same schema by plain sqlite3 `executemany` in one
+  transaction (same pragmas: WAL, synchronous=NORMAL) or by psycopg `COPY`.
+Also printed: parsing alone (papertide's `parse_page` vs `ElementTree.fromstring` of
+the same bytes), CPU seconds and peak RSS of the papertide processes.
+Goals (issue 14): >= 15,000 papers/s without matching, >= 12,000/s with the engine;
+PostgreSQL within 70% of SQLite.
 """
 
 from __future__ import annotations
@@ -19,126 +28,96 @@ import asyncio
 import bisect
 import json
 import os
+import random
 import resource
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
-import zlib
+import uuid
+import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.sidebyside import Series, alternate, header, report, rounds_arg
+
 END = datetime(2026, 7, 1, tzinfo=UTC)
 SPAN = timedelta(days=60)
-ABSTRACT = (
-    "Large language model agents must act over many turns, yet reinforcement learning with "
-    "outcome rewards gives little signal about which actions mattered. "
-) * 6
+PAGE = 2000
+PG = os.environ.get("PAPERTIDE_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
-def _entry(i: int, when: datetime) -> str:
-    stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ")
-    pid = f"{2601 + i // 99000}.{10000 + i % 99000:05d}"
-    authors = "".join(
-        f"<author><name>Author {i}-{k} Çağatan</name>"
-        f"<arxiv:affiliation>University {k}</arxiv:affiliation></author>"
-        for k in range(4)
-    )
-    return (
-        f"<entry><id>http://arxiv.org/abs/{pid}v1</id><updated>{stamp}</updated>"
-        f"<published>{stamp}</published><title>Paper {i}: Agents\n  and Rewards</title>"
-        f"<summary>{ABSTRACT}</summary>{authors}"
-        f"<arxiv:comment>10 pages</arxiv:comment>"
-        f'<link href="http://arxiv.org/abs/{pid}v1" rel="alternate" type="text/html"/>'
-        f'<link title="pdf" href="http://arxiv.org/pdf/{pid}v1" rel="related"/>'
-        f'<arxiv:primary_category term="cs.LG"/><category term="cs.LG"/><category term="cs.AI"/>'
-        f"</entry>"
-    )
+def make_corpus(path: Path, count: int, seed: int) -> list[str]:
+    """Render `count` entries (oldest first) and save them with their times for the server."""
+    from tests.support.atom_corpus import atom_entry, generate_records
+
+    records = generate_records(random.Random(seed), count, end=END, span=SPAN)
+    entries = [atom_entry(r) for r in records]
+    times = [r.published.timestamp() for r in records]
+    path.write_text(json.dumps({"entries": entries, "times": times}))
+    return entries
 
 
-def serve(max_count: int) -> None:
-    """The stand-in arXiv: pre-generated entries, filtered by window, paged."""
+def serve(corpus: str) -> None:
+    """The stand-in arXiv: the saved entries, filtered by submittedDate window, paged."""
     from aiohttp import web
 
-    step = SPAN / max_count
-    times = [END - SPAN + step * i for i in range(max_count)]
-    entries = [_entry(i, t) for i, t in enumerate(times)]
+    from tests.support.atom_corpus import feed_page
+
+    data = json.loads(Path(corpus).read_text())
+    entries, times = data["entries"], data["times"]
 
     async def handle(request: web.Request) -> web.Response:
-        count = int(request.match_info["n"])
         query = request.query["search_query"]
         lo_s, hi_s = query.split("submittedDate:[")[1].rstrip("]").split(" TO ")
-        lo = datetime.strptime(lo_s, "%Y%m%d%H%M").replace(tzinfo=UTC)
-        hi = datetime.strptime(hi_s, "%Y%m%d%H%M").replace(tzinfo=UTC)
-        a, b = bisect.bisect_left(times, lo, hi=count), bisect.bisect_right(times, hi, hi=count)
+        lo = datetime.strptime(lo_s, "%Y%m%d%H%M").replace(tzinfo=UTC).timestamp()
+        hi = datetime.strptime(hi_s, "%Y%m%d%H%M").replace(tzinfo=UTC).timestamp() + 59
+        a, b = bisect.bisect_left(times, lo), bisect.bisect_right(times, hi)
         start, size = int(request.query["start"]), int(request.query["max_results"])
         page = entries[a + start : min(b, a + start + size)]
-        body = (
-            '<?xml version="1.0" encoding="UTF-8"?><feed xmlns="http://www.w3.org/2005/Atom" '
-            'xmlns:arxiv="http://arxiv.org/schemas/atom" '
-            'xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/"><title>q</title>'
-            f"<opensearch:totalResults>{b - a}</opensearch:totalResults>"
-            f"<opensearch:startIndex>{start}</opensearch:startIndex>{''.join(page)}</feed>"
-        )
-        return web.Response(text=body, content_type="application/atom+xml")
+        body = feed_page(page, total=b - a, start=start)
+        return web.Response(body=body, content_type="application/atom+xml")
 
     app = web.Application()
-    app.router.add_get("/n{n}/api/query", handle)
+    app.router.add_get("/api/query", handle)
 
     async def run() -> None:
-        runner = web.AppRunner(app)
+        runner = web.AppRunner(app, access_log=None)
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        print(site._server.sockets[0].getsockname()[1], flush=True)  # type: ignore[union-attr]
-        await asyncio.sleep(3600)
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        print(runner.addresses[0][1], flush=True)
+        await asyncio.Event().wait()
 
     asyncio.run(run())
 
 
-class OneTopicMatcher:
-    """About one topic per paper, as the real engine yields; cheap and deterministic."""
-
-    def __init__(self, topic_ids: list[int]) -> None:
-        self.topic_ids = topic_ids
-
-    def match(self, paper):  # type: ignore[no-untyped-def]
-        from bot.types import Match, MatchKind
-
-        tid = self.topic_ids[zlib.crc32(paper.id.encode()) % len(self.topic_ids)]
-        return [Match(paper.id, MatchKind.TOPIC, tid, ("cs.LG",))]
-
-
 class NoMatcher:
-    """Matches nothing: the floor under both other matchers."""
+    """Matches nothing: ingest alone."""
 
     def match(self, paper):  # type: ignore[no-untyped-def]
         return []
 
 
 async def work(db_url: str, port: int, count: int, matcher_name: str) -> dict[str, float]:
-    from sqlalchemy import select
-
+    """Child process: one poll of the whole window, timed around `run_poll` only."""
     from bot.config import Settings
     from bot.ingest.poll import run_poll
     from bot.ingest.sources.arxiv_api import ArxivApiSource
     from bot.ingest.sources.base import SourceContext
     from bot.service.root import open_papertide
-    from bot.store.models import Topic
 
     settings = Settings(
         database_url=db_url,
-        arxiv_api_url=f"http://127.0.0.1:{port}/n{count}/api/query",
+        arxiv_api_url=f"http://127.0.0.1:{port}/api/query",
         arxiv_delay_seconds=0.0,
         http_timeout_seconds=120,
     )
     async with open_papertide(settings) as root:
         await root.sync_catalog()
-        async with root.store.sessions() as session:
-            ids = [int(i) for i in (await session.execute(select(Topic.id))).scalars() if i]
-        matcher = {"stub": OneTopicMatcher(ids), "none": NoMatcher(), "engine": None}[matcher_name]
         http = root.sources_http()
         source = ArxivApiSource(
             "arxiv", SourceContext(settings, http, ("cs.LG",)), since=END - SPAN, now=END
@@ -146,38 +125,43 @@ async def work(db_url: str, port: int, count: int, matcher_name: str) -> dict[st
         wall, cpu = time.perf_counter(), time.process_time()
         result = await run_poll(
             settings=settings, sessions=root.store.sessions, source_name="arxiv", source=source,
-            http=http, matcher=matcher,
+            http=http, matcher=NoMatcher() if matcher_name == "none" else None,
         )  # fmt: skip
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     assert result.error is None, result.error
     assert result.new == count, result
     return {
         "papers": result.new,
-        "seconds": round(wall, 2),
-        "cpu_seconds": round(cpu, 2),
-        "papers_per_s": round(result.new / wall),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "matches": result.new_matches,
+        "wall": wall,
+        "cpu": cpu,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
 
-def fresh_db(backend: str, tmp: Path, tag: str) -> str:
-    if backend == "sqlite":
-        return f"sqlite:///{tmp / f'{tag}.db'}"
-    import psycopg
+# --- databases ---------------------------------------------------------------------------
 
-    base = os.environ.get(
-        "PAPERTIDE_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
-    )
-    name = f"papertide_bench_{tag}_{os.getpid()}"
-    with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return base.rsplit("/", 1)[0] + f"/{name}"
+
+def fresh_db(backend: str, tmp: Path) -> str:
+    from bot.store.migrate import upgrade_sync
+
+    tag = uuid.uuid4().hex[:8]
+    if backend == "sqlite":
+        url = f"sqlite:///{tmp / f'{tag}.db'}"
+    else:
+        import psycopg
+
+        name = f"papertide_ingestbench_{tag}"
+        with psycopg.connect(PG, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        url = PG.rsplit("/", 1)[0] + f"/{name}"
+    upgrade_sync(url)
+    return url
 
 
 def drop_db(url: str) -> None:
-    """Drop a bench PostgreSQL database (SQLite files go with the temp dir)."""
-    if not url.startswith("postgresql"):
+    if url.startswith("sqlite"):
+        Path(url.removeprefix("sqlite:///")).unlink(missing_ok=True)
         return
     import psycopg
 
@@ -186,13 +170,133 @@ def drop_db(url: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def dump_rows(url: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The paper rows exactly as papertide stored them (PostgreSQL: as text, for COPY)."""
+    if url.startswith("sqlite"):
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+            cur = conn.execute("SELECT * FROM paper")
+            return [d[0] for d in cur.description], cur.fetchall()
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        cols = [
+            r[0]
+            for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'paper' "
+                "ORDER BY ordinal_position"
+            )
+        ]
+        listed = ", ".join(f'"{c}"::text' for c in cols)
+        return cols, conn.execute(f"SELECT {listed} FROM paper").fetchall()
+
+
+def floor_insert(url: str, cols: list[str], rows: list[tuple[Any, ...]]) -> tuple[float, float]:
+    """(wall, CPU) seconds to write `rows`: sqlite3 executemany in one transaction, or
+    psycopg COPY (the server's CPU is not counted, as it is not for papertide either)."""
+    names = ", ".join(f'"{c}"' for c in cols)
+    if url.startswith("sqlite"):
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"))
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        started, cpu = time.perf_counter(), time.process_time()
+        marks = ", ".join("?" * len(cols))
+        conn.executemany(f"INSERT INTO paper ({names}) VALUES ({marks})", rows)
+        conn.commit()
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+        conn.close()
+        return seconds, cpu
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        started, cpu = time.perf_counter(), time.process_time()
+        with conn.cursor() as cur, cur.copy(f"COPY paper ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        conn.commit()
+        return time.perf_counter() - started, time.process_time() - cpu
+
+
+# --- the cases ---------------------------------------------------------------------------
+
+
+class Backend:
+    """The papertide runs and the floor of one backend, alternated by `alternate`."""
+
+    def __init__(self, backend: str, port: int, count: int, tmp: Path) -> None:
+        self.backend, self.port, self.count, self.tmp = backend, port, count, tmp
+        self.rows: tuple[list[str], list[tuple[Any, ...]]] | None = None
+        self.runs: dict[str, list[dict[str, float]]] = {}
+        self.floor_cpu: list[float] = []
+
+    def papertide(self, matcher: str) -> float:
+        url = fresh_db(self.backend, self.tmp)
+        cmd = [sys.executable, __file__, "--work", url, str(self.port), str(self.count)]
+        try:
+            out = subprocess.run([*cmd, "--matcher", matcher], capture_output=True, text=True)
+            if out.returncode:
+                raise SystemExit(out.stderr[-3000:])
+            if self.rows is None:
+                self.rows = dump_rows(url)
+        finally:
+            drop_db(url)
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        self.runs.setdefault(matcher, []).append(r)
+        return r["papers"] / r["wall"]
+
+    def floor(self) -> float:
+        assert self.rows is not None, "papertide runs first in round 1"
+        url = fresh_db(self.backend, self.tmp)
+        try:
+            wall, cpu = floor_insert(url, *self.rows)
+            self.floor_cpu.append(len(self.rows[1]) / cpu)
+            return len(self.rows[1]) / wall
+        finally:
+            drop_db(url)
+
+
+def parsing(entries: list[str], rounds: int) -> None:
+    from bot.ingest.sources.arxiv_atom import parse_page
+    from tests.support.atom_corpus import feed_page
+
+    pages = [
+        feed_page(entries[i : i + PAGE], total=len(entries), start=i)
+        for i in range(0, len(entries), PAGE)
+    ]
+
+    def ours() -> float:
+        started = time.process_time()
+        n = sum(len(parse_page(p, source="arxiv", url="bench").papers) for p in pages)
+        assert n == len(entries), n
+        return n / (time.process_time() - started)
+
+    def etree() -> float:
+        started = time.process_time()
+        for page in pages:
+            ET.fromstring(page)
+        return len(entries) / (time.process_time() - started)
+
+    got = alternate({"papertide": ours, "ElementTree": etree}, rounds)
+    mb = sum(map(len, pages)) / len(entries) / 1024
+    report(
+        f"parsing alone, papers per CPU s ({len(pages)} page(s), {mb:.1f} KiB per entry)",
+        Series("papertide", got["papertide"]),
+        Series("ElementTree", got["ElementTree"]),
+        higher_is_better=True,
+        note="papertide's parse_page vs ElementTree.fromstring of the same bytes",
+    )
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--counts", default="10000,50000")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--count", type=int, default=20_000)
     parser.add_argument("--backends", default="sqlite,postgresql")
-    parser.add_argument("--matcher", choices=("stub", "engine", "none"), default="stub")
-    parser.add_argument("--serve", type=int)
-    parser.add_argument("--work", nargs=3, metavar=("DB_URL", "PORT", "COUNT"))
+    parser.add_argument("--matchers", default="none,engine")
+    parser.add_argument("--matcher", default="engine", help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--quick", action="store_true", help="2,000 papers, SQLite only")
+    parser.add_argument("--serve", help=argparse.SUPPRESS)
+    parser.add_argument("--work", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(args.serve)
@@ -201,31 +305,57 @@ def main() -> None:
         db, port, count = args.work
         print(json.dumps(asyncio.run(work(db, int(port), int(count), args.matcher))))
         return
-    counts = [int(c) for c in args.counts.split(",")]
-    server = subprocess.Popen(
-        [sys.executable, __file__, "--serve", str(max(counts))], stdout=subprocess.PIPE, text=True
+    if args.quick:
+        args.count, args.backends = 2000, "sqlite"
+    rounds = rounds_arg(args.rounds)
+    header(
+        f"ingest: {args.count:,} papers end to end vs the same rows written by the driver alone",
+        rounds,
+        "papers/s = papers / wall seconds of the poll (papertide) or of the insert (floor)",
     )
-    try:
-        port = int(server.stdout.readline())  # type: ignore[union-attr]
-        heads = ["papers", "wall s", "papers/s", "cpu s", "papers/cpu-s", "peak RSS MB"]
-        print(f"{'backend':<11}" + "".join(f"{h:>13}" for h in heads), flush=True)
-        with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        entries = make_corpus(tmp / "corpus.json", args.count, args.seed)
+        parsing(entries, rounds)
+        server = subprocess.Popen(
+            [sys.executable, __file__, "--serve", str(tmp / "corpus.json")],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            port = int(server.stdout.readline())  # type: ignore[union-attr]
             for backend in args.backends.split(","):
-                for count in counts:
-                    db = fresh_db(backend, Path(tmp), f"{backend}{count}")
-                    cmd = [sys.executable, __file__, "--work", db, str(port), str(count)]
-                    cmd += ["--matcher", args.matcher]
-                    try:
-                        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
-                    finally:
-                        drop_db(db)
-                    r = json.loads(out.stdout.strip().splitlines()[-1])
-                    per_cpu = round(r["papers"] / max(r["cpu_seconds"], 0.01))
-                    cells = [r["papers"], r["seconds"], r["papers_per_s"], r["cpu_seconds"]]
-                    cells += [per_cpu, r["peak_rss_mb"]]
-                    print(f"{backend:<11}" + "".join(f"{c:>13}" for c in cells), flush=True)
-    finally:
-        server.terminate()
+                run_backend(backend, port, args, tmp, rounds)
+        finally:
+            server.terminate()
+            server.wait()
+
+
+def run_backend(backend: str, port: int, args: argparse.Namespace, tmp: Path, rounds: int) -> None:
+    side = Backend(backend, port, args.count, tmp)
+    matchers = args.matchers.split(",")
+    cases = {f"papertide ({m})": (lambda m=m: side.papertide(m)) for m in matchers}
+    floor = "sqlite3 executemany" if backend == "sqlite" else "psycopg COPY"
+    cases[floor] = side.floor
+    got = alternate(cases, rounds)  # type: ignore[arg-type]
+    for m in matchers:
+        name = f"papertide ({m})"
+        runs = side.runs[m]
+        rss = max(r["peak_rss_mb"] for r in runs)
+        what = "ingest alone" if m == "none" else "with the real engine (bundled topics)"
+        report(
+            f"{backend}, papers/s end to end, {what}",
+            Series(name, got[name]),
+            Series(floor, got[floor]),
+            higher_is_better=True,
+            note=f"peak RSS {rss:.0f} MB, {runs[0]['matches']:,} matches",
+        )
+        report(
+            f"{backend}, papers per CPU second of the client process, {what}",
+            Series(name, [r["papers"] / r["cpu"] for r in runs]),
+            Series(floor, side.floor_cpu),
+            higher_is_better=True,
+            note="less sensitive to the machine's load than wall time",
+        )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from `python -X importtime`. Prints min and median of each and the ratio; the go
 issue 11 is under 0.3 s of imports for papertide's two commands.
 
     .venv/bin/python bench/startup.py [--rounds 7]
+    .venv/bin/python bench/startup.py --quick        # 3 rounds
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.sidebyside import Series, alternate, header, report, rounds_arg  # noqa: E402
+
 BARE = "import typer\napp = typer.Typer()\n@app.command()\ndef hello() -> None:\n    pass\napp()\n"
 ENV = {**os.environ, "PAPERTIDE_DATABASE_URL": "sqlite:///:memory:"}
 _LINE = re.compile(r"import time:\s+(\d+) \|")
@@ -40,27 +45,33 @@ def measure(argv: list[str]) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
-    rounds = max(3, parser.parse_args().rounds)
+    parser.add_argument("--quick", action="store_true", help="3 rounds")
+    args = parser.parse_args()
+    rounds = rounds_arg(3 if args.quick else args.rounds)
     cases = {
         "papertide --help": ["-m", "bot.cli", "--help"],
         "papertide config": ["-m", "bot.cli", "config"],
         "bare typer --help": ["-c", BARE, "--help"],
     }
-    results: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
-    for _ in range(rounds):  # alternate, so drift on a shared machine hits every case alike
-        for name, argv in cases.items():
-            results[name].append(measure(argv))
-    bare = statistics.median(w for w, _ in results["bare typer --help"])
-    print(f"{rounds} rounds, alternating; wall = whole process, imports = -X importtime total")
-    print(f"{'command':<20} {'wall min':>9} {'wall med':>9} {'imports min':>12} {'imports med':>12}"
-          f" {'wall / bare':>12}")  # fmt: skip
-    for name, runs in results.items():
-        walls, imports = [w for w, _ in runs], [i for _, i in runs]
-        print(
-            f"{name:<20} {min(walls):>8.3f}s {statistics.median(walls):>8.3f}s "
-            f"{min(imports):>11.3f}s {statistics.median(imports):>11.3f}s "
-            f"{statistics.median(walls) / bare:>11.2f}x"
-        )
+    imports: dict[str, list[float]] = {name: [] for name in cases}
+
+    def case(name: str) -> Callable[[], float]:
+        def run() -> float:
+            wall, imported = measure(cases[name])
+            imports[name].append(imported)
+            return wall
+
+        return run
+
+    header("startup: papertide's commands vs a bare typer app, fresh interpreters", rounds,
+           "wall = whole process; imports = the -X importtime total")  # fmt: skip
+    walls = alternate({name: case(name) for name in cases}, rounds)
+    bare = "bare typer --help"
+    for name in ("papertide --help", "papertide config"):
+        report(f"{name}: wall s", Series(name, walls[name]), Series("bare typer", walls[bare]),
+               higher_is_better=False)  # fmt: skip
+        report(f"{name}: imports s (goal of issue 11: < 0.3 s)", Series(name, imports[name]),
+               Series("bare typer", imports[bare]), higher_is_better=False)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -154,7 +154,12 @@ def atom_entry(e: Entry) -> str:
 
 
 def atom_page(entries: list[Entry], *, total: int, start: int) -> bytes:
-    body = "".join(atom_entry(e) for e in entries)
+    return feed_page([atom_entry(e) for e in entries], total=total, start=start)
+
+
+def feed_page(entries: list[str], *, total: int, start: int) -> bytes:
+    """An arXiv API page around already rendered `<entry>` elements."""
+    body = "".join(entries)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>'
         '<feed xmlns="http://www.w3.org/2005/Atom" xmlns:arxiv="http://arxiv.org/schemas/atom"'

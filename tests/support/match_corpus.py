@@ -48,7 +48,7 @@ _LAST = _split(
     "Tanaka Ivanov Petrov Kowalski Nowak Dubois Lefèvre Jensen Hansen O'Brien Demir "
     "Yılmaz Öztürk Silva Santos Costa Cohen Levi Novak Horváth"
 )
-_PLACES = "Tsinghua Stanford Oxford Toronto Zürich Paris Kyoto Berkeley Delhi São-Paulo"
+_PLACES = _split("Tsinghua Stanford Oxford Toronto Zürich Paris Kyoto Berkeley Delhi São-Paulo")
 CATEGORIES = _split(
     "cs.LG cs.AI cs.CL cs.CV cs.RO cs.IR cs.CR cs.NE cs.MA cs.SE cs.DS cs.DC cs.HC "
     "stat.ML stat.ME math.OC math.PR math.ST quant-ph hep-th hep-ph astro-ph.GA "
