@@ -66,7 +66,11 @@ async def enqueue_matches(
 async def read_audience(
     *, session: AsyncSession, matches: Sequence[Match], now: datetime
 ) -> Audience:
-    """Topics and their enabled, unmuted followers; active, unmuted alerts and targets."""
+    """Topics and their enabled, unmuted followers; active, unmuted alerts and targets.
+
+    Mailboxes are left out: what a mailbox follows, and its alerts, reach it in the
+    weekly digest, never as one mail per paper.
+    """
     audience = Audience()
     topic_ids = sorted({m.ref_id for m in matches if m.kind is MatchKind.TOPIC})
     alert_ids = sorted({m.ref_id for m in matches if m.kind is MatchKind.ALERT})
@@ -84,6 +88,7 @@ async def read_audience(
             .where(
                 col(Subscription.topic_id).in_(topic_ids),
                 col(Target.disabled_at).is_(None),
+                col(Target.kind) != TargetKind.EMAIL,  # mailboxes get the weekly digest
                 or_(col(Subscription.muted_until).is_(None), col(Subscription.muted_until) <= now),
             )
         )
@@ -99,6 +104,7 @@ async def read_audience(
                 col(Alert.id).in_(alert_ids),
                 col(Alert.active).is_(True),
                 col(Target.disabled_at).is_(None),
+                col(Target.kind) != TargetKind.EMAIL,  # mailboxes get the weekly digest
                 or_(col(Alert.muted_until).is_(None), col(Alert.muted_until) <= now),
             )
         )

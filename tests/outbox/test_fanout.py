@@ -169,3 +169,37 @@ def test_quiet_hours_parse_and_window() -> None:
     assert quiet_until(spec, datetime(2026, 7, 1, 12, tzinfo=UTC)) is None
     assert quiet_until({"quiet_hours": "9-17"}, datetime(2026, 7, 1, 12, tzinfo=UTC)) is not None
     assert quiet_until({"quiet_hours": "soon"}, datetime(2026, 7, 1, 23, tzinfo=UTC)) is None
+
+
+async def test_mailboxes_get_the_digest_never_one_mail_per_paper(sessions) -> None:  # type: ignore[no-untyped-def]
+    # A mailbox that follows a topic and holds an alert (the digest shows both) must not
+    # be sent instant paper messages: the email channel would refuse them as dead rows.
+    async with sessions() as session, session.begin():
+        topic = Topic(slug="rl", name="RL", query="ti:agents", categories=["cs.LG"])
+        box = Target(platform="email", kind="email", address="ann@example.org")
+        chat = Target(platform="slack", kind="user", workspace="T1", address="U1")
+        session.add_all([topic, box, chat])
+        await session.flush()
+        session.add_all(
+            [
+                Subscription(target_id=box.id, topic_id=topic.id),
+                Subscription(target_id=chat.id, topic_id=topic.id),
+                Alert(target_id=box.id, query="ti:agents"),
+            ]
+        )
+        await session.flush()
+        session.add(
+            Paper(id="2606.00001", title="Agents", categories=["cs.LG"], published=NOW,
+                  updated=NOW)
+        )  # fmt: skip
+        await session.flush()
+        alert_id = (await session.execute(select(Alert.id))).scalar_one()
+        matches = [
+            Match("2606.00001", MatchKind.TOPIC, topic.id, ("agents",)),
+            Match("2606.00001", MatchKind.ALERT, alert_id, ("agents",)),
+        ]
+        n = await enqueue_matches(session=session, matches=matches, settings=Settings(), now=NOW)
+    assert n == 1
+    async with sessions() as session:
+        rows = (await session.execute(select(OutboxRow))).scalars().all()
+    assert [(r.target_id, r.kind) for r in rows] == [(chat.id, "paper")]
