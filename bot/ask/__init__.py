@@ -6,7 +6,7 @@ engine-specific reads (`search.py`: SQLite FTS5, PostgreSQL tsvector + GIN), the
 steps that turn a question into terms and a time window (`question.py`), rank the
 candidates (`rank.py`), pick and highlight sentences (`extract.py`) and shape the answer
 (`answer.py`), the optional OpenAI-compatible model (`llm.py`), the per-user quota
-(`quota.py`, the `ask_request` table's writer) and the one entry point, `Asker`
+(`quota.py`, counted by bot.store.quotas) and the one entry point, `Asker`
 (`service.py`). Renderers for each medium live with the medium (Slack, Discord, web
 templates); `plain.py` is the text one the CLI uses.
 

@@ -77,7 +77,7 @@ async def ask(
     if not quota.allowed:
         minutes = max(1, math.ceil(quota.retry_after.total_seconds() / 60))
         raise Refusal(
-            f"You asked {quota.used} questions in the last hour, the most allowed: "
+            f"You asked {deps.ask_per_hour} questions in the last hour, the most allowed: "
             f"ask again in {minutes} minute{'s' if minutes != 1 else ''}."
         )
     thread = "--thread" in flags and "--private" not in flags and not ctx.is_dm

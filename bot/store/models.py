@@ -237,18 +237,3 @@ class ProcessedEvent(SQLModel, table=True):
     event_id: str = Field(primary_key=True, max_length=128)
     platform: str = Field(max_length=16)
     seen_at: datetime = _when(nullable=False, index=True)
-
-
-class AskRequest(SQLModel, table=True):
-    """One question someone asked in chat: the per-user quota counts these (who and when,
-    never the question). The full-text index (`paper_search`) is engine-specific and
-    created by migration 0005_fulltext, not declared here."""
-
-    __tablename__ = "ask_request"
-    __table_args__ = (Index("ix_ask_request_who", "platform", "workspace", "user_id", "asked_at"),)
-
-    id: int | None = Field(default=None, primary_key=True)
-    platform: str = Field(max_length=16)
-    workspace: str = Field(default="", max_length=64)
-    user_id: str = Field(max_length=320)
-    asked_at: datetime = _when(nullable=False)

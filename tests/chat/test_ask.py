@@ -97,7 +97,7 @@ async def test_bad_questions_get_one_clear_line_and_cost_nothing(
     assert reply.error
     assert expected in reply.title
     assert reply.followup is None
-    assert await count_rows(stored, "ask_request") == 0
+    assert await count_rows(stored, "quota") == 0
 
 
 async def test_the_hourly_quota_is_per_person_and_says_when_to_come_back(
@@ -119,7 +119,7 @@ async def test_the_hourly_quota_is_per_person_and_says_when_to_come_back(
     assert not elsewhere.error
     clock["now"] = NOW + timedelta(minutes=61)
     assert not (await _run(stored, "ask rl-for-llm-agents GRPO", deps)).error
-    assert await count_rows(stored, "ask_request") <= 4  # old rows are pruned
+    assert await count_rows(stored, "quota") == 3  # one counter per person, none left over
 
 
 async def test_ask_without_an_asker_says_so_and_help_lists_it(

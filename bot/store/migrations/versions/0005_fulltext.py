@@ -106,22 +106,9 @@ def upgrade() -> None:
     else:
         _create_sqlite()
     _backfill()
-    op.create_table('ask_request',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('platform', sa.String(length=16), nullable=False),
-    sa.Column('workspace', sa.String(length=64), nullable=False),
-    sa.Column('user_id', sa.String(length=320), nullable=False),
-    sa.Column('asked_at', bot.store.columns.UTCDateTime(timezone=True), nullable=False),
-    sa.PrimaryKeyConstraint('id')
-    )
-    op.create_index(
-        'ix_ask_request_who', 'ask_request', ['platform', 'workspace', 'user_id', 'asked_at']
-    )
 
 
 def downgrade() -> None:
-    op.drop_index('ix_ask_request_who', table_name='ask_request')
-    op.drop_table('ask_request')
     if op.get_bind().dialect.name != 'postgresql':
         op.execute("DROP TRIGGER IF EXISTS paper_search_delete")
         op.execute("DROP TABLE IF EXISTS paper_fts")
