@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 from typing import Any, Protocol
 
 
@@ -111,6 +111,13 @@ class EmailStatus(StrEnum):
     PENDING = "pending"  # asked; the confirmation link was not clicked yet
     CONFIRMED = "confirmed"
     UNSUBSCRIBED = "unsubscribed"
+
+
+class Leaning(IntEnum):
+    """A reader's reaction to a paper, stored as its sign: more like this, or less."""
+
+    MORE = 1
+    LESS = -1
 
 
 class MessageKind(StrEnum):

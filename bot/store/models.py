@@ -183,6 +183,26 @@ class AlertMatch(SQLModel, table=True):
     matched_at: datetime = _when(nullable=False)
 
 
+class Reaction(SQLModel, table=True):
+    """ "More like this" / "less like this" on one paper, by one target.
+
+    Keyed by target, not person: a chat user's reaction lands on their own (user) target
+    and, for an alert posted in a channel, on the channel's target too, so a channel
+    learns its own taste. A person's reactions are those of every target they own.
+    One row per (target, paper): reacting again changes the sign, undo deletes the row.
+    """
+
+    __tablename__ = "reaction"
+    __table_args__ = (UniqueConstraint("target_id", "paper_id", name="uq_reaction"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    target_id: int = Field(foreign_key="target.id", index=True, ondelete="CASCADE")
+    paper_id: str = Field(foreign_key="paper.id", max_length=128, index=True, ondelete="CASCADE")
+    leaning: int  # bot.types.Leaning: +1 more like this, -1 less
+    via: str = Field(max_length=16)  # where it was given: slack, discord, email, chat…
+    created_at: datetime = _when(nullable=False)
+
+
 class OutboxRow(SQLModel, table=True):
     """One message to send. `key` is unique: enqueue twice and the database refuses."""
 
