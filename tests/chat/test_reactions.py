@@ -7,7 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
-from bot.chat.commands import run_command
+from bot.chat.commands import Reply, run_command
 from bot.chat.react_cmds import press
 from bot.outbox.targets import get_or_create_target
 from bot.store.models import Paper, Reaction, Target
@@ -28,14 +28,19 @@ async def add_paper(sessions: async_sessionmaker[AsyncSession], pid: str = "2611
 async def _rows(sessions: async_sessionmaker[AsyncSession]) -> list[tuple[str, str, int, str]]:
     async with sessions() as session:
         found = await session.execute(
-            select(Target.address, Reaction.paper_id, Reaction.leaning, Reaction.via)
+            select(
+                col(Target.address),
+                col(Reaction.paper_id),
+                col(Reaction.leaning),
+                col(Reaction.via),
+            )
             .join(Target, col(Target.id) == col(Reaction.target_id))
             .order_by(col(Target.address))
         )
-        return [tuple(r) for r in found.all()]  # type: ignore[misc]
+        return [(a, p, n, v) for a, p, n, v in found.all()]
 
 
-async def _run(sessions: async_sessionmaker[AsyncSession], text: str, **ctx: object) -> object:
+async def _run(sessions: async_sessionmaker[AsyncSession], text: str, **ctx: object) -> Reply:
     async with sessions() as session:
         reply = await run_command(session=session, ctx=make_ctx(**ctx), text=text, deps=make_deps())
         await session.commit()
@@ -50,8 +55,8 @@ async def test_more_accepts_every_spelling_of_an_id_and_speaks_only_for_the_user
 ) -> None:
     await add_paper(sessions)
     reply = await _run(sessions, f"more {ref}")
-    assert not reply.error  # type: ignore[attr-defined]
-    assert reply.title == f"Noted: more like {TITLE}"  # type: ignore[attr-defined]
+    assert not reply.error
+    assert reply.title == f"Noted: more like {TITLE}"
     # Typed in channel C1, yet only the user's own target learns.
     assert await _rows(sessions) == [("U1", "2611.01234", 1, "slack")]
 
@@ -64,11 +69,11 @@ async def test_less_replaces_more_and_unmark_undoes(
     await _run(sessions, "less 2611.01234")
     assert await _rows(sessions) == [("U1", "2611.01234", -1, "slack")]
     undone = await _run(sessions, "unmark arXiv:2611.01234")
-    assert undone.title.startswith("Undone")  # type: ignore[attr-defined]
+    assert undone.title.startswith("Undone")
     assert await count_rows(sessions, "reaction") == 0
     again = await _run(sessions, "unmark 2611.01234")
-    assert again.error  # type: ignore[attr-defined]
-    assert "nothing to undo" in again.title  # type: ignore[attr-defined]
+    assert again.error
+    assert "nothing to undo" in again.title
 
 
 @pytest.mark.parametrize(
@@ -86,9 +91,9 @@ async def test_bad_input_is_one_clear_line_and_changes_nothing(
 ) -> None:
     await add_paper(sessions)
     reply = await _run(sessions, text)
-    assert reply.error  # type: ignore[attr-defined]
-    assert expected in reply.title  # type: ignore[attr-defined]
-    assert "\n" not in reply.title  # type: ignore[attr-defined]
+    assert reply.error
+    assert expected in reply.title
+    assert "\n" not in reply.title
     assert await count_rows(sessions, "reaction") == 0
 
 

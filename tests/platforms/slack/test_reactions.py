@@ -73,11 +73,11 @@ async def _setup(sessions: async_sessionmaker[AsyncSession]) -> None:
 async def _rows(sessions: async_sessionmaker[AsyncSession]) -> list[tuple[str, str, int]]:
     async with sessions() as session:
         found = await session.execute(
-            select(Target.workspace, Target.address, Reaction.leaning)
+            select(col(Target.workspace), col(Target.address), col(Reaction.leaning))
             .join(Target, col(Target.id) == col(Reaction.target_id))
             .order_by(col(Target.address))
         )
-        return [tuple(r) for r in found.all()]  # type: ignore[misc]
+        return [(w, a, n) for w, a, n in found.all()]
 
 
 async def test_click_records_user_and_channel_and_undo_takes_it_back(
@@ -88,7 +88,7 @@ async def test_click_records_user_and_channel_and_undo_takes_it_back(
     noted = await rig.slack.next_response()
     assert noted["response_type"] == "ephemeral"
     assert noted["text"] == "Noted: more like &lt;!channel&gt; wins"
-    undo = _buttons(noted["blocks"])[0]  # type: ignore[arg-type]
+    undo = _buttons(noted["blocks"])[0]
     assert (undo["action_id"], undo["value"]) == (UNDO_REACTION_ACTION, "more:2611.01234")
     assert await _rows(sessions) == [("T1", "C1", 1), ("T1", "U1", 1)]
 
@@ -134,5 +134,5 @@ async def test_a_forged_value_gets_a_clear_private_error(
         answer = await rig.slack.next_response()
         assert answer["response_type"] == "ephemeral"
         assert "names no paper we know" in answer["text"]
-        assert not _buttons(answer["blocks"])  # type: ignore[arg-type]
+        assert not _buttons(answer["blocks"])
     assert await count_rows(sessions, "reaction") == 0
