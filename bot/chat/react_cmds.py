@@ -3,6 +3,9 @@
 A typed command speaks for the person who typed it only (their user target); a button
 under an alert in a channel also teaches the channel (bot.subscriptions.taste decides).
 Both answer privately; a button's answer carries an Undo that the adapter renders.
+A command's reply names the paper by id and shows its title as a code span; a button's
+reply says "Noted: more like <title>" in plain words, which each adapter escapes for
+its medium.
 """
 
 from __future__ import annotations
@@ -54,6 +57,12 @@ def _title(text: str) -> str:
     return cut_text(" ".join(text.split()), TITLE_CHARS)
 
 
+def _quoted(text: str) -> str:
+    """The title as a code span: neither Slack nor Discord reads markdown or mentions
+    inside one (the adapters still escape `&<>` for Slack), so a title shows as written."""
+    return "`" + _title(text).replace("`", "'") + "`"
+
+
 def _paper_id(args: list[str], deps: CommandDeps, verb: str) -> str:
     if len(args) != 1:
         raise Refusal(f"Type `{deps.command} {verb} <arXiv id>`, e.g. `{verb} 2611.01234`.")
@@ -79,8 +88,8 @@ async def _mark(
         raise Refusal(str(exc)) from exc
     log.info("chat.react", extra={"paper_id": paper.id, "leaning": word})
     return Reply(
-        title=f"Noted: {word} like {_title(paper.title)}",
-        lines=(f"`{deps.command} unmark {paper.id}` takes it back.",),
+        title=f"Noted: {word} like {paper.id}",
+        lines=(_quoted(paper.title), f"`{deps.command} unmark {paper.id}` takes it back."),
     )
 
 
@@ -109,7 +118,7 @@ async def unmark(
         raise Refusal(str(exc)) from exc
     if not had:
         raise Refusal(f"You had not marked {paper.id}: nothing to undo.")
-    return Reply(title=f"Undone: no more or less like {_title(paper.title)}")
+    return Reply(title=f"Undone: no more or less like {paper.id}", lines=(_quoted(paper.title),))
 
 
 async def press(

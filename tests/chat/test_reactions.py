@@ -56,7 +56,8 @@ async def test_more_accepts_every_spelling_of_an_id_and_speaks_only_for_the_user
     await add_paper(sessions)
     reply = await _run(sessions, f"more {ref}")
     assert not reply.error
-    assert reply.title == f"Noted: more like {TITLE}"
+    assert reply.title == "Noted: more like 2611.01234"
+    assert reply.lines[0] == "`Scaling *RL* <for> 'agents'`"
     # Typed in channel C1, yet only the user's own target learns.
     assert await _rows(sessions) == [("U1", "2611.01234", 1, "slack")]
 
