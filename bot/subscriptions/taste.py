@@ -178,15 +178,17 @@ async def mailbox_of(*, session: AsyncSession, person: Person) -> Target:
 
 async def react_by_mail(
     *, session: AsyncSession, person: Person, paper_id: str, leaning: Leaning
-) -> Paper:
-    """A digest link's button: the reaction lands on the person's mailbox target."""
+) -> tuple[Paper, int]:
+    """A digest link's button: the reaction lands on the person's mailbox target.
+
+    Returns the paper and that target's id (the page's Undo names it)."""
     paper = await stored_paper(session=session, paper_id=paper_id)
     mailbox = await mailbox_of(session=session, person=person)
     assert mailbox.id is not None
     await reactions.react(
         session=session, target_id=mailbox.id, paper_id=paper.id, leaning=leaning, via="email"
     )
-    return paper
+    return paper, mailbox.id
 
 
 async def person_reactions(*, session: AsyncSession, person: Person) -> list[ShownReaction]:
