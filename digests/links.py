@@ -50,7 +50,7 @@ class DigestLinks(Protocol):
         ...
 
     def react_url(self, token: str, paper_id: str, leaning: str) -> str:
-        """"More / Less like this" (`leaning` is `more` or `less`) for the holder of
+        """ "More / Less like this" (`leaning` is `more` or `less`) for the holder of
         `token`: a page with one button, since mail scanners follow every link."""
         ...
 

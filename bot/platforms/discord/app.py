@@ -5,6 +5,8 @@ the constructor. Personal answers are ephemeral; commands that may pass Discord'
 3-second window (`alert test`, `topics`) defer first. Changing a channel needs the
 Manage Channels permission (resolved for the member in that channel) unless
 PAPERTIDE_CHANNEL_CHANGES=everyone. Every reply sets allowed_mentions to none.
+Clicks on the alerts' "More / Less like this" buttons arrive as component interactions
+and go to `buttons.answer_button` (`PapersBot.on_interaction`).
 """
 
 from __future__ import annotations
