@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.config import Settings
 from bot.store.models import Person
@@ -119,7 +120,7 @@ def reaction_forms(settings: Settings, token: str) -> dict[str, str]:
     return {f: make_form_token(settings, bound_to=token, form=f) for f in REACTION_FORMS}
 
 
-async def manage_context(session: Any, person: Person, token: str) -> dict[str, Any]:
+async def manage_context(session: AsyncSession, person: Person, token: str) -> dict[str, Any]:
     """What the manage page's "Your reactions" part shows."""
     return {
         "reactions": await person_reactions(session=session, person=person),
