@@ -45,6 +45,15 @@ class DigestLinks(Protocol):
         """Where a paper links to; `url` is the paper's own (arXiv abs) link."""
         ...
 
+    def react_token(self, recipient: Recipient) -> str:
+        """The recipient's `react` token (signed with their token version)."""
+        ...
+
+    def react_url(self, token: str, paper_id: str, leaning: str) -> str:
+        """ "More / Less like this" (`leaning` is `more` or `less`) for the holder of
+        `token`: a page with one button, since mail scanners follow every link."""
+        ...
+
 
 class PublicLinks:
     """`DigestLinks` under one public base URL, on the routes the web app serves."""
@@ -73,6 +82,12 @@ class PublicLinks:
 
     def paper_url(self, paper_id: str, url: str) -> str:
         return url or abs_url(paper_id)
+
+    def react_token(self, recipient: Recipient) -> str:
+        return self._token_for(recipient, "react")
+
+    def react_url(self, token: str, paper_id: str, leaning: str) -> str:
+        return self._urls.react(token, paper_id, leaning)
 
 
 def links_for(settings: Settings) -> PublicLinks:

@@ -36,6 +36,9 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 _FIT_LADDER = ((None, None), (3, None), (3, 12), (3, 6), (2, 3), (0, 0))
 
 
+# Stands for the recipient's react token in the shared, cached fragments; each digest
+# puts its own token in with one replace (links stay per person, fragments stay shared).
+_REACT_SLOT = "ptslot3react"
 _FOOTER_SLOTS = {
     "email": "ptslot0email",
     "manage_url": "ptslot1manage",
@@ -89,10 +92,11 @@ class DigestRenderer:
             "unsubscribe_url": unsubscribe,
         }
         head_html, tail_html = self._parts(digest, "html", footer)
+        react = self.links.react_token(recipient)
         html = ""
         for cap, full in _FIT_LADDER:
             sections = self._sections(digest, "html", cap, full)
-            html = head_html + sections + tail_html
+            html = (head_html + sections + tail_html).replace(_REACT_SLOT, react)
             if len(html.encode("utf-8")) <= MAX_HTML_BYTES:
                 break
         shell = environment().get_template("email/digest.html.j2")
@@ -100,6 +104,7 @@ class DigestRenderer:
         html = shell.render(week=digest.week, body=Markup(html))  # noqa: S704
         head_text, tail_text = self._parts(digest, "txt", footer)
         text = head_text + self._sections(digest, "txt", None, None) + tail_text
+        text = text.replace(_REACT_SLOT, react)
         mailto = self.links.unsubscribe_mailto(recipient)
         return {
             "to": recipient.email,
@@ -245,6 +250,8 @@ class DigestRenderer:
             "category": paper.primary_category,
             "date": _day(paper.published),
             "alert": alert,
+            "more_url": self.links.react_url(_REACT_SLOT, paper.id, "more"),
+            "less_url": self.links.react_url(_REACT_SLOT, paper.id, "less"),
         }
 
 

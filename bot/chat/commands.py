@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.chat import alert_cmds, ask_cmds, follow_cmds, team_cmds
+from bot.chat import alert_cmds, ask_cmds, follow_cmds, react_cmds, team_cmds
 from bot.chat.context import CommandContext, CommandDeps, Refusal, Reply
 from bot.chat.text import BadInput, clean_text
 
@@ -38,6 +38,9 @@ HELP = (
         "ask <topic> <question> [--thread]",
         "an answer from the topic's papers, cited; `--all` papers",
     ),
+    ("more <arXiv id>", "more papers like this one (`2611.01234`, `arXiv:…v2` or its abs link)"),
+    ("less <arXiv id>", "fewer papers like this one"),
+    ("unmark <arXiv id>", "take back a `more` or `less`"),
 )
 
 
@@ -78,4 +81,7 @@ _HANDLERS: dict[str, Handler] = {
     "visible": team_cmds.visible,
     "import": team_cmds.import_,
     "ask": ask_cmds.ask,
+    "more": react_cmds.more,
+    "less": react_cmds.less,
+    "unmark": react_cmds.unmark,
 }

@@ -8,9 +8,11 @@ matches (`bot.subscriptions.optin.load_owner`), so rotating a person's version r
 every link ever mailed to them: on unsubscribe (an old confirm link can never undo it),
 on "log out everywhere" and when they leave.
 
-Lifetimes: confirm and link tokens expire after `confirm_ttl_hours`. Unsubscribe and
-manage tokens do not expire, because they sit in mails people open months later and an
-unsubscribe link must keep working; they are revoked instead (above).
+Lifetimes: confirm and link tokens expire after `confirm_ttl_hours`. Unsubscribe, manage
+and react tokens do not expire, because they sit in mails people open months later and an
+unsubscribe link must keep working; they are revoked instead (above). A react token (the
+digest's "More like this" / "Less like this" links) can only record a reaction: the paper
+and the leaning ride beside it in the link, the token only says whose.
 
 Tokens made before this format (v1) carried the address in clear; those are honoured for
 unsubscribing only, so the links in mails already sent still stop the digest.
@@ -32,8 +34,8 @@ from bot.config import Settings
 from bot.errors import PapertideError
 from bot.store.models import Person
 
-Purpose = Literal["confirm", "unsubscribe", "manage", "link"]
-PURPOSES: tuple[str, ...] = ("confirm", "unsubscribe", "manage", "link")
+Purpose = Literal["confirm", "unsubscribe", "manage", "link", "react"]
+PURPOSES: tuple[str, ...] = ("confirm", "unsubscribe", "manage", "link", "react")
 EXPIRING = ("confirm", "link")
 _SALT = "papertide.link-token.v2"
 _V1_SALT = "papertide.email-token.v1"

@@ -18,6 +18,8 @@ CONFIRM = "/confirm/{token}"
 LINK = "/link/{token}"
 UNSUBSCRIBE = "/unsubscribe/{token}"
 MANAGE = "/manage/{token}"
+MANAGE_REACTIONS = "/manage/{token}/reactions"
+REACT = "/react/{token}"  # ?paper=<paper id>&leaning=more|less
 STATIC_CSS = "/static/site.css"
 HEALTHZ = "/healthz"
 METRICS = "/metrics"
@@ -53,6 +55,19 @@ def topic_ask_box_path(slug: str) -> str:
 
 def manage_path(token: str) -> str:
     return MANAGE.format(token=_token(token))
+
+
+def manage_reactions_path(token: str) -> str:
+    """Where the manage page's Undo and "Erase all reactions" buttons post."""
+    return MANAGE_REACTIONS.format(token=_token(token))
+
+
+def react_path(token: str, paper_id: str, leaning: str) -> str:
+    """A digest's "More / Less like this": the paper and leaning ride in the query, the
+    person's react token in the path."""
+    return (
+        REACT.format(token=_token(token)) + "?" + urlencode({"paper": paper_id, "leaning": leaning})
+    )
 
 
 def confirm_path(token: str) -> str:
@@ -102,3 +117,6 @@ class PublicUrls:
 
     def manage(self, token: str) -> str:
         return self.absolute(manage_path(token))
+
+    def react(self, token: str, paper_id: str, leaning: str) -> str:
+        return self.absolute(react_path(token, paper_id, leaning))

@@ -24,7 +24,7 @@ from bot.subscriptions import urls
 from bot.subscriptions.tokens import TokenError
 from bot.templating import read_static
 from bot.timeutil import utcnow
-from bot.web import ask_pages, email_pages, ops, topics
+from bot.web import ask_pages, email_pages, ops, reaction_pages, topics
 from bot.web.common import (
     DEPS,
     SECURITY_HEADERS,
@@ -163,6 +163,9 @@ def build_web_app(
     r.add_post(urls.UNSUBSCRIBE, email_pages.post_unsubscribe)
     r.add_get(urls.MANAGE, email_pages.get_manage)
     r.add_post(urls.MANAGE, email_pages.post_manage)
+    r.add_post(urls.MANAGE_REACTIONS, reaction_pages.post_manage_reactions)
+    r.add_get(urls.REACT, reaction_pages.get_react)
+    r.add_post(urls.REACT, reaction_pages.post_react)
     r.add_get(urls.HEALTHZ, ops.get_healthz)
     r.add_get(urls.METRICS, ops.metrics_handler(settings))
     for install in extra_routes:

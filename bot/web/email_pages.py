@@ -36,6 +36,7 @@ from bot.subscriptions.tokens import check_form_token, make_form_token, person_t
 from bot.subscriptions.urls import SUBSCRIBE_SENT, confirm_path, link_path, manage_path
 from bot.types import EmailStatus
 from bot.web.common import client_ip, deps, error_page, page, read_form
+from bot.web.reaction_pages import manage_context, reaction_forms
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 TIMEZONES = tuple(sorted(available_timezones()))
@@ -175,7 +176,8 @@ async def post_unsubscribe(request: web.Request) -> web.Response:
 
 
 def _form_tokens(settings: Settings, token: str) -> dict[str, str]:
-    return {f: make_form_token(settings, bound_to=token, form=f) for f in MANAGE_FORMS}
+    forms = {f: make_form_token(settings, bound_to=token, form=f) for f in MANAGE_FORMS}
+    return forms | reaction_forms(settings, token)
 
 
 async def _manage_page(
@@ -187,6 +189,7 @@ async def _manage_page(
         person = await load_owner(session=session, data=data)
         prefs = await load_preferences(session=session, person=person)
         topics = await topic_summaries(session=session)
+        reactions = await manage_context(session, person, token)
     return page(
         "manage.html",
         status=status,
@@ -200,6 +203,7 @@ async def _manage_page(
         timezones=TIMEZONES,
         token=token,
         csrf=_form_tokens(d.settings, token),
+        **reactions,
     )
 
 

@@ -19,7 +19,7 @@ IDENTITY = MailIdentity(MAIL_FROM)
 
 def normalize(text: str) -> str:
     # Tokens differ per deployment; dates are fixed by the sample week already.
-    return re.sub(r"/(unsubscribe|manage)-\d+", r"/\1-TOKEN", text)
+    return re.sub(r"/(unsubscribe|manage|react)-\d+", r"/\1-TOKEN", text)
 
 
 def test_text_part_matches_golden_file() -> None:
@@ -92,3 +92,32 @@ def test_suggestions_are_at_most_three_and_followed_spikes_come_first() -> None:
     assert digest is not None
     assert [s.followed for s in digest.spikes] == [True, False, False, False]
     assert digest.spikes[0].slug == "world-models"
+
+
+def test_every_paper_has_reaction_links_signed_for_its_own_recipient() -> None:
+    """Fragments are shared between recipients; the react token in them never is."""
+    from digests.render import DigestRenderer
+
+    week = sample_week("2026-W39")
+    renderer = DigestRenderer(links=LINKS, identity=IDENTITY)
+    payloads = []
+    for person in (1, 2):
+        data = sample_recipient(week)
+        data = replace(data, recipient=replace(data.recipient, id=person))
+        digest = build_digest(data, week, papers_per_topic=3)
+        assert digest is not None
+        payloads.append(renderer.render(digest))
+    first, second = payloads
+    shown = sum(len(s.papers) for s in digest.sections) + sum(
+        len(a.papers[:5]) for a in digest.alerts
+    )
+    for payload, person, other in ((first, 1, 2), (second, 2, 1)):
+        html, text = payload["html"], payload["text"]
+        more = (
+            f'href="https://pt.example.org/react/react-{person}?paper=2609.00011&amp;leaning=more"'
+        )
+        assert more in html
+        assert html.count(f"/react/react-{person}?") == 2 * shown
+        assert text.count(f"/react/react-{person}?") == 2 * shown
+        assert f"/react/react-{other}?" not in html + text
+        assert "ptslot" not in html + text

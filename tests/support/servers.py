@@ -141,13 +141,19 @@ def command_body(
 
 
 def action_body(
-    action_id: str, value: str, *, base: str, team: str = "T1", channel: str = "C1"
+    action_id: str,
+    value: str,
+    *,
+    base: str,
+    team: str = "T1",
+    channel: str = "C1",
+    user: str = "U1",
 ) -> str:
     """A block_actions interactivity payload (form field `payload`, JSON inside)."""
     payload = {
         "type": "block_actions",
         "team": {"id": team, "domain": "acme"},
-        "user": {"id": "U1", "team_id": team},
+        "user": {"id": user, "team_id": team},
         "api_app_id": "A1",
         "channel": {"id": channel, "name": "research"},
         "container": {"type": "message", "channel_id": channel, "message_ts": "1.1"},

@@ -5,6 +5,8 @@ the constructor. Personal answers are ephemeral; commands that may pass Discord'
 3-second window (`alert test`, `topics`) defer first. Changing a channel needs the
 Manage Channels permission (resolved for the member in that channel) unless
 PAPERTIDE_CHANNEL_CHANGES=everyone. Every reply sets allowed_mentions to none.
+Clicks on the alerts' "More / Less like this" buttons arrive as component interactions
+and go to `buttons.answer_button` (`PapersBot.on_interaction`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from bot.chat.text import cut_text, show_mentions
 from bot.config import Settings
 from bot.errors import ConfigError
 from bot.platforms.discord.answer import deliver_answer
+from bot.platforms.discord.buttons import answer_button, is_ours
 from bot.platforms.discord.render import DESCRIPTION_MAX, TITLE_MAX, clean
 from bot.types import Platform
 
@@ -248,6 +251,21 @@ class PapersGroup(app_commands.Group):
         flags = ("--thread " if post == "thread" else "") + ("--all " if all_papers else "")
         await self.run(interaction, f"ask {flags}{'' if all_papers else topic + ' '}{question}")
 
+    @app_commands.command(name="more", description="More papers like this one")
+    @app_commands.describe(paper="Its arXiv id or abs link, e.g. 2611.01234")
+    async def more(self, interaction: discord.Interaction[Any], paper: str) -> None:
+        await self.run(interaction, f"more {paper}")
+
+    @app_commands.command(name="less", description="Fewer papers like this one")
+    @app_commands.describe(paper="Its arXiv id or abs link, e.g. 2611.01234")
+    async def less(self, interaction: discord.Interaction[Any], paper: str) -> None:
+        await self.run(interaction, f"less {paper}")
+
+    @app_commands.command(name="unmark", description="Take back a more or less")
+    @app_commands.describe(paper="Its arXiv id or abs link, e.g. 2611.01234")
+    async def unmark(self, interaction: discord.Interaction[Any], paper: str) -> None:
+        await self.run(interaction, f"unmark {paper}")
+
     @app_commands.command(name="help", description="What /papers can do")
     async def help_(self, interaction: discord.Interaction[Any]) -> None:
         await self.run(interaction, "help")
@@ -311,6 +329,12 @@ class PapersBot(discord.Client):
         self.tree = app_commands.CommandTree(self)
         self.group = PapersGroup(sessions=sessions, deps=deps)
         self.tree.add_command(self.group)
+        self.sessions = sessions
+
+    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        """The "More / Less like this" buttons (the tree answers slash commands itself)."""
+        if self.sessions is not None and is_ours(interaction):
+            await answer_button(interaction, context_for(interaction), self.sessions)
 
 
 def _token(settings: Settings) -> str:

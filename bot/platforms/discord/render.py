@@ -18,7 +18,7 @@ message exactly as the Slack channel does (`payload["_progress"]["sent"]`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from discord.utils import escape_markdown, escape_mentions
 
@@ -30,6 +30,70 @@ EMBEDS_PER_MESSAGE = 10
 NO_MENTIONS: dict[str, Any] = {"parse": []}
 # Discord JSON error codes meaning the target is gone or closed to us.
 GONE_CODES = {10003, 10013, 50001, 50007, 50013}
+# "More / Less like this" buttons: custom_id `papertide:<verb>:<paper id>`, at most
+# CUSTOM_ID_MAX characters (Discord's limit); a paper whose id does not fit gets none.
+CUSTOM_ID_PREFIX = "papertide:"
+CUSTOM_ID_MAX = 100
+VERBS = ("more", "less", "undo-more", "undo-less")
+BUTTON_LABEL_MAX = 80
+ACTION_ROW, BUTTON, SECONDARY = 1, 2, 2
+
+
+class ButtonPress(NamedTuple):
+    """What a button's custom_id says: the verb and the paper id (still unchecked)."""
+
+    verb: str
+    paper_id: str
+
+
+def custom_id(verb: str, paper_id: str) -> str | None:
+    """`papertide:more:2611.01234`, or None when it would pass Discord's 100 characters."""
+    value = f"{CUSTOM_ID_PREFIX}{verb}:{paper_id}"
+    return value if len(value) <= CUSTOM_ID_MAX and verb in VERBS and paper_id else None
+
+
+def read_custom_id(value: str) -> ButtonPress | None:
+    """The inverse of `custom_id`; None for anything we did not make."""
+    if not value.startswith(CUSTOM_ID_PREFIX) or len(value) > CUSTOM_ID_MAX:
+        return None
+    verb, sep, paper_id = value.removeprefix(CUSTOM_ID_PREFIX).partition(":")
+    return ButtonPress(verb, paper_id) if sep and verb in VERBS and paper_id else None
+
+
+def _button(label: str, verb: str, paper_id: str) -> dict[str, Any] | None:
+    ident = custom_id(verb, paper_id)
+    if ident is None:
+        return None
+    return {
+        "type": BUTTON,
+        "style": SECONDARY,
+        "label": cut_text(label, BUTTON_LABEL_MAX),
+        "custom_id": ident,
+    }
+
+
+def reaction_rows(papers: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Action rows with "More / Less like this" for each paper of one message.
+
+    One paper: two plain buttons. Several (a group message holds up to 10): the label
+    names the paper, two papers per row, so ten papers fill Discord's five rows.
+    """
+    buttons: list[dict[str, Any]] = []
+    for paper in papers:
+        pid = str(paper.get("id", ""))
+        name = "" if len(papers) == 1 else ": " + " ".join(str(paper.get("title", "")).split())
+        for label, verb in (("More like this", "more"), ("Less like this", "less")):
+            button = _button(label + name, verb, pid)
+            if button is not None:
+                buttons.append(button)
+    rows = [buttons[i : i + 4] for i in range(0, len(buttons), 4)][:5]
+    return [{"type": ACTION_ROW, "components": row} for row in rows]
+
+
+def undo_row(verb: str, paper_id: str) -> list[dict[str, Any]]:
+    """The Undo under a button's private answer (`verb` is `more` or `less`)."""
+    button = _button("Undo", f"undo-{verb}", paper_id)
+    return [{"type": ACTION_ROW, "components": [button]}] if button is not None else []
 
 
 def clean(text: str, limit: int) -> str:
@@ -78,10 +142,16 @@ def _topics_of(items: Sequence[Mapping[str, Any]]) -> str:
     return clean(", ".join(sorted(names)), 600)
 
 
+def _with_buttons(body: dict[str, Any], papers: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    rows = reaction_rows(papers)
+    return {**body, "components": rows} if rows else body
+
+
 def to_payloads(kind: MessageKind, payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Message bodies to post in order; a group is split so every paper is in one of them."""
     if kind == MessageKind.PAPER:
-        return [{"embeds": [to_embed(payload)], "allowed_mentions": NO_MENTIONS}]
+        body = {"embeds": [to_embed(payload)], "allowed_mentions": NO_MENTIONS}
+        return [_with_buttons(body, [payload.get("paper", {})])]
     items = list(payload.get("items", []))
     head = (
         f"Held during quiet hours: {len(items)} papers ({_topics_of(items)})"
@@ -90,17 +160,19 @@ def to_payloads(kind: MessageKind, payload: Mapping[str, Any]) -> list[dict[str,
     )
     bodies: list[dict[str, Any]] = []
     embeds: list[dict[str, Any]] = []
+    shown: list[Mapping[str, Any]] = []
     for item in items:
         embed = to_embed(item)
         total = sum(embed_size(e) for e in embeds)
         if embeds and (
             len(embeds) == EMBEDS_PER_MESSAGE or total + embed_size(embed) > EMBED_TOTAL
         ):
-            bodies.append({"embeds": embeds, "allowed_mentions": NO_MENTIONS})
-            embeds = []
+            bodies.append(_with_buttons({"embeds": embeds, "allowed_mentions": NO_MENTIONS}, shown))
+            embeds, shown = [], []
         embeds.append(embed)
+        shown.append(item.get("paper", {}))
     if embeds:
-        bodies.append({"embeds": embeds, "allowed_mentions": NO_MENTIONS})
+        bodies.append(_with_buttons({"embeds": embeds, "allowed_mentions": NO_MENTIONS}, shown))
     if bodies:
         bodies[0]["content"] = cut_text(f"{head} ({len(bodies)} messages):", 1900)
     return bodies

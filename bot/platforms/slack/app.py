@@ -35,19 +35,25 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.chat.commands import CommandContext, CommandDeps, Reply, run_command
 from bot.chat.events import claim_event
+from bot.chat.react_cmds import FORGED, Pressed, press
 from bot.config import Settings
 from bot.errors import ConfigError
 from bot.outbox.targets import disable_workspace_targets
 from bot.platforms.slack.ask import deliver_answer
 from bot.platforms.slack.channel import slack_error
 from bot.platforms.slack.render import (
+    LESS_ACTION,
+    MORE_ACTION,
     MUTE_ALERT_ACTION,
     OPEN_ABSTRACT_ACTION,
+    UNDO_REACTION_ACTION,
     UNFOLLOW_ACTION,
+    render_pressed,
     render_reply,
 )
 from bot.platforms.slack.route import EVENTS_PATH, install_slack_routes
-from bot.types import Platform
+from bot.subscriptions.taste import leaning_word, parse_leaning
+from bot.types import Leaning, Platform
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +184,59 @@ class SlackHandlers:
         reply = await self.run_for(ctx, text)
         await respond(**render_reply(replace(reply, ephemeral=True)))
 
+    async def on_reaction(self, ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
+        """ "More / Less like this" under an alert, and the Undo of its answer.
+
+        Who reacts is the signed payload's user (and channel); the button's value only
+        names the paper, and is checked, since anyone can post a crafted payload.
+        """
+        await ack()
+        team = str((body.get("team") or {}).get("id", ""))
+        if team != _installed_team(context):
+            log.warning("slack.foreign_team", extra={"team_id": team})
+            await respond(
+                text="This app is installed in another workspace.", response_type="ephemeral"
+            )
+            return
+        action = (body.get("actions") or [{}])[0]
+        value = str(action.get("value", ""))[:300]
+        undo = action.get("action_id") == UNDO_REACTION_ACTION
+        leaning: Leaning | None = (
+            Leaning.LESS if action.get("action_id") == LESS_ACTION else Leaning.MORE
+        )
+        if undo:
+            word, _, value = value.partition(":")
+            leaning = parse_leaning(word)
+        channel = str((body.get("channel") or {}).get("id", ""))
+        ctx = CommandContext(
+            platform=Platform.SLACK,
+            workspace=team,
+            channel=channel,
+            user=str((body.get("user") or {}).get("id", "")),
+            is_dm=channel.startswith("D") or not channel,
+            can_manage_channel=False,
+        )
+        pressed = (
+            Pressed(FORGED) if leaning is None else await self.press(ctx, value, leaning, undo)
+        )
+        shown = None
+        if pressed.undo is not None:
+            shown = (pressed.undo[0], leaning_word(pressed.undo[1]))
+        message = render_pressed(pressed.reply, shown)
+        message["replace_original"] = undo  # the Undo's answer takes the place of "Noted"
+        await respond(**message)
+
+    async def press(self, ctx: CommandContext, value: str, leaning: Leaning, undo: bool) -> Pressed:
+        """Run one reaction button in its own transaction; one line if the store fails."""
+        try:
+            async with self.limit, self.sessions() as session:
+                pressed = await press(session, ctx, value, leaning, undo=undo)
+                await session.commit()
+        except Exception:
+            log.exception("slack.reaction_failed", extra={"team_id": ctx.workspace})
+            return Pressed(Reply(title=SOMETHING_WRONG, error=True))
+        return pressed
+
     async def on_gone(self, body: dict[str, Any], event: dict[str, Any]) -> None:
         """App uninstalled, token revoked, channel archived or deleted: stop sending there."""
         team = str(body.get("team_id", ""))
@@ -205,7 +264,7 @@ def build_slack_app(
     deps: CommandDeps,
     client: AsyncWebClient | None = None,
 ) -> AsyncApp:
-    """The Bolt app with the `/papers` command, the two buttons and the events we act on."""
+    """The Bolt app with the `/papers` command, the alert's buttons and the events we act on."""
     if settings.slack_bot_token is None or settings.slack_signing_secret is None:
         raise ConfigError(
             "Slack needs PAPERTIDE_SLACK_BOT_TOKEN and PAPERTIDE_SLACK_SIGNING_SECRET",
@@ -233,6 +292,8 @@ def build_slack_app(
     app.command(settings.slack_command)(handlers.on_command)
     app.action(UNFOLLOW_ACTION)(handlers.on_button)
     app.action(MUTE_ALERT_ACTION)(handlers.on_button)
+    for reaction_action in (MORE_ACTION, LESS_ACTION, UNDO_REACTION_ACTION):
+        app.action(reaction_action)(handlers.on_reaction)
     # A link button opens its URL in the browser, yet Slack still posts the click here
     # and shows an error icon unless it is acknowledged. The catch-all (registered last:
     # Bolt runs the first listener that matches) does the same for the link buttons of

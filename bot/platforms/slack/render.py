@@ -24,6 +24,10 @@ MAX_TOTAL = 12000  # Slack rejects some messages below its documented 50×3,000
 UNFOLLOW_ACTION = "papertide_unfollow"
 MUTE_ALERT_ACTION = "papertide_mute_alert"
 OPEN_ABSTRACT_ACTION = "papertide_open_abstract"  # a link button; the app only acks it
+MORE_ACTION = "papertide_more"  # value: the paper id
+LESS_ACTION = "papertide_less"
+UNDO_REACTION_ACTION = "papertide_undo_reaction"  # value: "more:<paper id>" / "less:<paper id>"
+MAX_PAPER_ID = 128  # the paper table's id length; a longer id gets no reaction buttons
 
 SlackMessage = dict[str, Any]  # {"text": fallback, "blocks": [...]}
 
@@ -66,6 +70,17 @@ def _buttons(
                 "url": url,
             }
         )
+    paper_id = str(paper.get("id", ""))
+    if paper_id and len(paper_id) <= MAX_PAPER_ID:
+        for action, label in ((MORE_ACTION, "More like this"), (LESS_ACTION, "Less like this")):
+            buttons.append(
+                {
+                    "type": "button",
+                    "action_id": action,
+                    "value": paper_id,
+                    "text": {"type": "plain_text", "text": label},
+                }
+            )
     topic = next((r for r in reasons if r.get("kind") == "topic"), None)
     if topic is not None:
         value = json.dumps({"slug": str(topic.get("slug", ""))[:128], "k": str(kind)})
@@ -195,6 +210,28 @@ def to_messages(
         for i in items
     ]
     return [parent, *replies]
+
+
+def render_pressed(reply: Reply, undo: tuple[str, str] | None) -> dict[str, Any]:
+    """A button's private answer ("Noted: more like …"), with an Undo button when given
+    (paper id, `more`/`less`)."""
+    message = render_reply(reply)
+    if undo is not None:
+        paper_id, word = undo
+        message["blocks"].append(
+            {
+                "type": "actions",
+                "elements": [
+                    {
+                        "type": "button",
+                        "action_id": UNDO_REACTION_ACTION,
+                        "value": f"{word}:{paper_id}",
+                        "text": {"type": "plain_text", "text": "Undo"},
+                    }
+                ],
+            }
+        )
+    return message
 
 
 def render_reply(reply: Reply) -> dict[str, Any]:

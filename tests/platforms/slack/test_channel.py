@@ -71,7 +71,13 @@ def test_paper_message_shape() -> None:
     assert "topic RL for LLM Agents · matched *reinforcement learning*, *agent*" in texts[2]
     assert 'alert #12 au:"Yi Wu" · matched *Yi Wu*' in texts[2]
     actions = [e.get("action_id") for e in blocks[-1]["elements"]]
-    assert actions == ["papertide_open_abstract", "papertide_unfollow", "papertide_mute_alert"]
+    assert actions == [
+        "papertide_open_abstract",
+        "papertide_more",
+        "papertide_less",
+        "papertide_unfollow",
+        "papertide_mute_alert",
+    ]
 
 
 def _message(kind: MessageKind, payload: dict[str, Any], address: str = "C1") -> OutboundMessage:
