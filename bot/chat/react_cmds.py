@@ -1,7 +1,7 @@
 """`/papers more|less|unmark <arXiv id>` and the "More / Less like this" buttons.
 
 A typed command speaks for the person who typed it only (their user target); a button
-under an alert in a channel also teaches the channel (bot.subscriptions.taste decides).
+under an alert in a channel also teaches the channel (bot.subscriptions.marking decides).
 Both answer privately; a button's answer carries an Undo that the adapter renders.
 A command's reply names the paper by id and shows its title as a code span; a button's
 reply says "Noted: more like <title>" in plain words, which each adapter escapes for
@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.chat.context import CommandContext, CommandDeps, Refusal, Reply
 from bot.chat.text import cut_text
-from bot.subscriptions.taste import (
+from bot.subscriptions.marking import (
     ChatReactor,
     UnknownPaper,
     leaning_word,

@@ -19,8 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.config import Settings
 from bot.store.models import Person
-from bot.subscriptions.optin import load_owner
-from bot.subscriptions.taste import (
+from bot.subscriptions.marking import (
     UnknownPaper,
     erase_for_person,
     leaning_word,
@@ -30,6 +29,7 @@ from bot.subscriptions.taste import (
     stored_paper,
     undo_for_person,
 )
+from bot.subscriptions.optin import load_owner
 from bot.subscriptions.tokens import check_form_token, make_form_token, person_token, read_token
 from bot.subscriptions.urls import manage_path, manage_reactions_path, react_path
 from bot.types import Leaning

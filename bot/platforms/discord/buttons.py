@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.chat.commands import CommandContext, Reply
 from bot.chat.react_cmds import FORGED, Pressed, press
 from bot.platforms.discord.render import TITLE_MAX, clean, read_custom_id, undo_row
-from bot.subscriptions.taste import leaning_word, parse_leaning
+from bot.subscriptions.marking import leaning_word, parse_leaning
 
 log = logging.getLogger(__name__)
 

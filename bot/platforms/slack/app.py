@@ -52,7 +52,7 @@ from bot.platforms.slack.render import (
     render_reply,
 )
 from bot.platforms.slack.route import EVENTS_PATH, install_slack_routes
-from bot.subscriptions.taste import leaning_word, parse_leaning
+from bot.subscriptions.marking import leaning_word, parse_leaning
 from bot.types import Leaning, Platform
 
 log = logging.getLogger(__name__)
