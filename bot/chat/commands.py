@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.chat import alert_cmds, ask_cmds, follow_cmds, team_cmds
+from bot.chat import alert_cmds, ask_cmds, follow_cmds, suggest_cmds, team_cmds
 from bot.chat.context import CommandContext, CommandDeps, Refusal, Reply
 from bot.chat.text import BadInput, clean_text
 
@@ -38,6 +38,7 @@ HELP = (
         "ask <topic> <question> [--thread]",
         "an answer from the topic's papers, cited; `--all` papers",
     ),
+    ("suggest", "this week's papers you were not sent that you may like, learned from your marks"),
 )
 
 
@@ -78,4 +79,5 @@ _HANDLERS: dict[str, Handler] = {
     "visible": team_cmds.visible,
     "import": team_cmds.import_,
     "ask": ask_cmds.ask,
+    "suggest": suggest_cmds.suggest,
 }

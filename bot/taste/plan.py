@@ -125,10 +125,14 @@ def rank(corpus: Corpus, signals: Signals, *, picks: int, seed: int) -> Ranking 
 def pick(
     corpus: Corpus, model: Model, values: FloatArray, signals: Signals, limit: int
 ) -> tuple[Pick, ...]:
-    """The best-scored corpus papers that are not theirs, not seen and not marked."""
+    """The best-scored corpus papers that are not theirs, not seen and not marked, and
+    better than the median paper."""
     if limit <= 0 or corpus.n_docs == 0:
         return ()
     masked = values[: corpus.n_docs].copy()
+    # Ridge scores have no natural zero (the classes are unbalanced): a pick must at
+    # least beat the median paper of the corpus, so a reader with odd marks gets fewer.
+    floor = float(np.median(masked))
     for group in (signals.theirs, signals.seen, signals.more, signals.less):
         rows = [corpus.row[p] for p in group if corpus.row.get(p, corpus.n_docs) < corpus.n_docs]
         masked[rows] = -np.inf
@@ -138,7 +142,7 @@ def pick(
     return tuple(
         Pick(corpus.ids[r], float(masked[r]), explain(corpus, model, corpus.ids[r], signals))
         for r in ordered
-        if masked[r] > 0.0
+        if masked[r] > floor
     )
 
 
