@@ -9,10 +9,40 @@ from bot.taste.features import Corpus
 from bot.taste.model import Example, train
 from bot.taste.plan import Reason, Signals, examples, rank
 
-PROTEIN = "protein folding structure prediction amino acid residue molecular dynamics".split()
-GALAXY = "galaxy cluster dark matter cosmology redshift survey telescope halo".split()
-AGENTS = "language agent tool use planning reward policy web browsing".split()
-FILLER = "we propose method results show approach performance novel experiments".split()
+PROTEIN = [
+    "protein",
+    "folding",
+    "structure",
+    "prediction",
+    "amino",
+    "acid",
+    "residue",
+    "molecular",
+    "dynamics",
+]
+GALAXY = [
+    "galaxy",
+    "cluster",
+    "dark",
+    "matter",
+    "cosmology",
+    "redshift",
+    "survey",
+    "telescope",
+    "halo",
+]
+AGENTS = ["language", "agent", "tool", "use", "planning", "reward", "policy", "web", "browsing"]
+FILLER = [
+    "we",
+    "propose",
+    "method",
+    "results",
+    "show",
+    "approach",
+    "performance",
+    "novel",
+    "experiments",
+]
 
 
 def _corpus(n: int = 90) -> Corpus:
@@ -59,7 +89,8 @@ def test_picks_skip_their_own_and_seen_papers_and_name_a_marked_paper() -> None:
     ranking = rank(corpus, signals, picks=5, seed=3)
     assert ranking is not None
     picked = [p.paper_id for p in ranking.picks]
-    assert picked and not set(picked) & (theirs | seen)
+    assert picked
+    assert not set(picked) & (theirs | seen)
     assert all(p.startswith("x") for p in picked)
     for p in ranking.picks:
         assert p.reason.like in {"x000", "x003"}
@@ -77,7 +108,8 @@ def test_reasons_without_a_similar_mark_name_the_words() -> None:
 
     reason = explain(corpus, model, "x003", Signals())
     assert reason.like is None
-    assert reason.words and set(reason.words) <= set(PROTEIN)
+    assert reason.words
+    assert set(reason.words) <= set(PROTEIN)
 
 
 def test_training_set_weighs_marks_above_follows_and_samples_negatives() -> None:
@@ -85,8 +117,10 @@ def test_training_set_weighs_marks_above_follows_and_samples_negatives() -> None
     theirs = frozenset(p for p in corpus.ids if p.startswith("z"))
     found = examples(corpus, Signals(more=("x000",), less=("y001",), theirs=theirs), seed=5)
     by_id = {e.paper_id: e for e in found}
-    assert by_id["x000"].label == 1.0 and by_id["x000"].weight == 1.0
-    assert by_id["y001"].label == -1.0 and by_id["y001"].weight == 1.0
+    assert by_id["x000"].label == 1.0
+    assert by_id["x000"].weight == 1.0
+    assert by_id["y001"].label == -1.0
+    assert by_id["y001"].weight == 1.0
     assert {e.weight for e in found if e.paper_id in theirs} == {0.3}
     negatives = [e for e in found if e.label < 0 and e.paper_id != "y001"]
     assert len(negatives) >= 10
