@@ -7,7 +7,7 @@ import random
 
 from bot.taste.features import Corpus
 from bot.taste.model import Example, train
-from bot.taste.plan import Reason, Signals, examples, rank
+from bot.taste.plan import Reason, Signals, examples, explain, rank
 
 PROTEIN = [
     "protein",
@@ -104,8 +104,6 @@ def test_reasons_without_a_similar_mark_name_the_words() -> None:
     corpus = _corpus()
     # A model that likes protein words explains a protein paper by them.
     model = train(corpus, [Example("x000", 1.0), Example("y001", -1.0)])
-    from bot.taste.plan import explain
-
     reason = explain(corpus, model, "x003", Signals())
     assert reason.like is None
     assert reason.words
