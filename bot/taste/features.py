@@ -102,32 +102,34 @@ class Corpus:
         return self.indices[lo:hi], self.data[lo:hi]
 
     def scores(self, weights: FloatArray, bias: float = 0.0) -> FloatArray:
-        """weights · row + bias for every row (columns past `weights` count zero)."""
+        """weights · row + bias for the corpus's own papers (`n_docs`, not those `add`ed
+        later: those are marks, never ranked); columns past `weights` count zero."""
         if len(weights) < len(self.vocab):
             weights = np.concatenate([weights, np.zeros(len(self.vocab) - len(weights))])
-        out = np.full(len(self.ids), bias, dtype=np.float64)
-        products = weights[self.indices] * self.data
-        lengths = np.diff(self.indptr)
-        nonempty = lengths > 0
+        end = int(self.indptr[self.n_docs])
+        out = np.full(self.n_docs, bias, dtype=np.float64)
+        products = weights[self.indices[:end]] * self.data[:end]
+        starts = self.indptr[: self.n_docs]
+        nonempty = np.diff(self.indptr[: self.n_docs + 1]) > 0
         if products.size:
-            sums = np.add.reduceat(products, self.indptr[:-1][nonempty])
-            out[nonempty] += sums
+            out[nonempty] += np.add.reduceat(products, starts[nonempty])
         return out
+
+    def gather(self, pids: list[str]) -> tuple[IntArray, IntArray, FloatArray]:
+        """The rows of `pids` at once: (which of `pids`, column, weight) per entry."""
+        rows = np.fromiter((self.row[p] for p in pids), dtype=np.int64, count=len(pids))
+        starts = self.indptr[rows]
+        lengths = self.indptr[rows + 1] - starts
+        owner = np.repeat(np.arange(len(pids)), lengths)
+        # Entry k of row i sits at starts[i] + k: one arange shifted per row.
+        offsets = np.cumsum(lengths) - lengths
+        at = np.arange(int(lengths.sum())) + np.repeat(starts - offsets, lengths)
+        return owner, self.indices[at], self.data[at]
 
     def similarities(self, pid: str, others: list[str]) -> FloatArray:
         """Cosine of one paper's row with each of `others` (rows are unit length)."""
         columns, data = self.vector(pid)
         dense = np.zeros(len(self.vocab))
         dense[columns] = data
-        rows = [self.row[o] for o in others]
-        spans = [np.arange(self.indptr[r], self.indptr[r + 1]) for r in rows]
-        lengths = np.array([len(s) for s in spans])
-        if not len(rows) or not lengths.sum():
-            return np.zeros(len(rows))
-        gathered = np.concatenate(spans)
-        products = dense[self.indices[gathered]] * self.data[gathered]
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        out = np.zeros(len(rows))
-        nonempty = lengths > 0
-        out[nonempty] = np.add.reduceat(products, starts[nonempty])
-        return out
+        owner, cols, values = self.gather(others)
+        return np.bincount(owner, weights=dense[cols] * values, minlength=len(others))

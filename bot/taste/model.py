@@ -53,17 +53,21 @@ class Model:
 
 def train(corpus: Corpus, examples: Sequence[Example], *, ridge: float = RIDGE) -> Model:
     """Fit the weighted ridge classifier on `examples` (every paper must be in `corpus`)."""
-    vectors = [corpus.vector(e.paper_id) for e in examples]
-    rows = np.repeat(np.arange(len(vectors)), [len(c) for c, _ in vectors])
-    columns = np.concatenate([c for c, _ in vectors]) if vectors else np.zeros(0, np.int64)
-    values = np.concatenate([v for _, v in vectors]) if vectors else np.zeros(0)
-    used, local = np.unique(columns, return_inverse=True)
-    dense = np.zeros((len(vectors), len(used)))
-    dense[rows, local] = values
-    gram = dense @ dense.T + 1.0  # + 1: the constant feature that carries the bias
+    n = len(examples)
+    rows, columns, values = corpus.gather([e.paper_id for e in examples])
+    # The Gram matrix only needs the words two examples share: a word of one example
+    # adds to its own diagonal entry (its squared length) alone. Dropping the rest
+    # keeps the dense block to a few hundred columns instead of thousands.
+    used, local, counts = np.unique(columns, return_inverse=True, return_counts=True)
+    shared = counts[local] >= 2
+    kept, position = np.unique(local[shared], return_inverse=True)
+    dense = np.zeros((n, len(kept)))
+    dense[rows[shared], position] = values[shared]
+    gram = dense @ dense.T
+    np.fill_diagonal(gram, np.bincount(rows, weights=values * values, minlength=n))
+    gram += 1.0  # the constant feature that carries the bias
     labels = np.array([e.label for e in examples], dtype=np.float64)
     costs = np.array([max(e.weight, 1e-6) for e in examples], dtype=np.float64)
     alpha = np.linalg.solve(gram + np.diag(ridge / costs), labels)
-    weights = np.zeros(len(corpus.vocab))
-    weights[used] = dense.T @ alpha
-    return Model(weights=weights, bias=float(alpha.sum()))
+    weights = np.bincount(columns, weights=values * alpha[rows], minlength=len(corpus.vocab))
+    return Model(weights=weights.astype(np.float64), bias=float(alpha.sum()))

@@ -20,9 +20,9 @@ from bot.taste.model import Example, Model, train
 MIN_MARKS = 2  # fewer marks than this is a cold start
 MAX_MARKS = 200  # the newest marks count; taste drifts
 THEIRS_WEIGHT = 0.3  # a followed topic's paper is a hint, a mark is a statement
-MAX_THEIRS = 30
+MAX_THEIRS = 20
 NEGATIVE_WEIGHT = 0.5
-NEGATIVES = (10, 60)  # at least, at most; twice the positives in between
+NEGATIVES = (10, 40)  # at least, at most; twice the positives in between
 LIKE_AT = 0.12  # cosine from which a pick is "like" a marked paper
 REASON_WORDS = 3
 
@@ -73,10 +73,13 @@ class Scores(Mapping[str, float]):
         self._values = values
 
     def __getitem__(self, paper_id: str) -> float:
-        return float(self._values[self._row[paper_id]])
+        row = self._row[paper_id]
+        if row >= len(self._values):
+            raise KeyError(paper_id)  # a mark from an earlier week: never ranked
+        return float(self._values[row])
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._row)
+        return (p for p, r in self._row.items() if r < len(self._values))
 
     def __len__(self) -> int:
         return len(self._values)
@@ -129,7 +132,7 @@ def pick(
     better than the median paper."""
     if limit <= 0 or corpus.n_docs == 0:
         return ()
-    masked = values[: corpus.n_docs].copy()
+    masked = values.copy()
     # Ridge scores have no natural zero (the classes are unbalanced): a pick must at
     # least beat the median paper of the corpus, so a reader with odd marks gets fewer.
     floor = float(np.median(masked))
