@@ -163,7 +163,8 @@ def make_readers(docs: list[Doc], train_weeks: set[int], n: int, seed: int) -> l
         interests = frozenset(rng.sample(themes, min(len(themes) - 1, rng.randint(2, 3))))
         liked = [d for d in past if d.theme in interests]
         other = [d for d in past if d.theme not in interests]
-        more, less = [], []
+        more: list[str] = []
+        less: list[str] = []
         for _ in range(rng.randint(10, 20)):
             relevant = rng.random() < 0.6 and liked
             doc = rng.choice(liked if relevant else other)

@@ -132,4 +132,5 @@ class Corpus:
         dense = np.zeros(len(self.vocab))
         dense[columns] = data
         owner, cols, values = self.gather(others)
-        return np.bincount(owner, weights=dense[cols] * values, minlength=len(others))
+        found = np.bincount(owner, weights=dense[cols] * values, minlength=len(others))
+        return found.astype(np.float64)

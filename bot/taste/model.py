@@ -58,7 +58,7 @@ def train(corpus: Corpus, examples: Sequence[Example], *, ridge: float = RIDGE) 
     # The Gram matrix only needs the words two examples share: a word of one example
     # adds to its own diagonal entry (its squared length) alone. Dropping the rest
     # keeps the dense block to a few hundred columns instead of thousands.
-    used, local, counts = np.unique(columns, return_inverse=True, return_counts=True)
+    _used, local, counts = np.unique(columns, return_inverse=True, return_counts=True)
     shared = counts[local] >= 2
     kept, position = np.unique(local[shared], return_inverse=True)
     dense = np.zeros((n, len(kept)))
