@@ -55,12 +55,31 @@ class AlertInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class MissedPaper:
+    """A paper from outside the person's follows that their taste picked, and why (plain
+    text: the renderer escapes it)."""
+
+    paper: DigestPaper
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Taste:
+    """What the person's model says (bot/taste): a score per paper of the week, higher
+    first, and the papers they may have missed. None on a recipient: a cold start."""
+
+    scores: Mapping[str, float]
+    missed: tuple[MissedPaper, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class RecipientData:
     """What one person follows personally, across every platform they use."""
 
     recipient: Recipient
     follows: frozenset[str]  # topic slugs
     alerts: tuple[AlertInfo, ...] = ()
+    taste: Taste | None = None
 
 
 @dataclass(slots=True)
@@ -110,6 +129,7 @@ class Digest:
     sections: tuple[TopicSection, ...]
     alerts: tuple[AlertInfo, ...]
     follows_nothing: bool
+    missed: tuple[MissedPaper, ...] = ()  # "You may have missed", from the person's taste
 
     @property
     def quiet(self) -> bool:
@@ -144,14 +164,21 @@ def select_spikes(data: RecipientData, week: WeekData) -> tuple[SpikeItem, ...]:
 
 
 def rank_papers(
-    paper_ids: Sequence[str], papers: Mapping[str, DigestPaper], alert_hits: frozenset[str]
+    paper_ids: Sequence[str],
+    papers: Mapping[str, DigestPaper],
+    alert_hits: frozenset[str],
+    scores: Mapping[str, float] | None = None,
 ) -> list[DigestPaper]:
-    """Alert matches first, then papers in more topics, then the newest, then by id."""
-    found = [papers[p] for p in paper_ids if p in papers]
-    return sorted(
-        found,
+    """By the person's `scores` when they have a taste, highest first; without one (or
+    between equal scores): alert matches first, then papers in more topics, then the
+    newest, then by id."""
+    found = sorted(
+        (papers[p] for p in paper_ids if p in papers),
         key=lambda p: (p.id not in alert_hits, -p.topic_count, -p.published.timestamp(), p.id),
     )
+    if scores is not None:
+        found.sort(key=lambda p: -scores.get(p.id, 0.0))  # stable: ties keep today's order
+    return found
 
 
 def build_digest(data: RecipientData, week: WeekData, *, papers_per_topic: int) -> Digest | None:
@@ -162,7 +189,8 @@ def build_digest(data: RecipientData, week: WeekData, *, papers_per_topic: int) 
         info = week.topics.get(slug)
         if info is None:
             continue  # a topic retired from the catalog since the person followed it
-        ranked = rank_papers(week.papers_by_topic.get(slug, ()), week.papers, hits)
+        scores = data.taste.scores if data.taste is not None else None
+        ranked = rank_papers(week.papers_by_topic.get(slug, ()), week.papers, hits, scores)
         shown = tuple(ranked[:papers_per_topic])
         sections.append(
             TopicSection(
@@ -183,6 +211,7 @@ def build_digest(data: RecipientData, week: WeekData, *, papers_per_topic: int) 
         sections=tuple(sections),
         alerts=data.alerts,
         follows_nothing=not data.follows and not data.alerts,
+        missed=data.taste.missed if data.taste is not None else (),
     )
     if digest.quiet and not data.recipient.send_quiet_week:
         return None

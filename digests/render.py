@@ -139,6 +139,11 @@ class DigestRenderer:
                 spikes = (heading, items, with_chart, labels, universe)
                 head.append(self._cached(key, "_spikes", ext, self._spikes, *spikes))
         tail = []
+        if digest.missed:
+            missed = [
+                {"paper": self._paper(m.paper, False), "reason": m.reason} for m in digest.missed
+            ]
+            tail.append(_render("_missed", ext, {"missed": missed}))
         alerts = tuple(a for a in digest.alerts if a.papers)
         if alerts:
             seen = tuple((a.query, tuple(p.id for p in a.papers)) for a in alerts)

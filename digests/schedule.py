@@ -24,12 +24,15 @@ from bot.config import Settings
 from bot.outbox.queue import enqueue, message_key
 from bot.outbox.targets import ensure_targets
 from bot.store.models import OutboxRow, Person, Target
+from bot.subscriptions.taste import load_corpus
+from bot.taste.features import Corpus
 from bot.timeutil import utcnow
 from bot.types import EmailStatus, MessageKind, Platform, TargetKind
 from digests.build import WeekData, build_digest
 from digests.links import DigestLinks
 from digests.load import load_recipients, load_week
 from digests.render import DigestRenderer, MailIdentity
+from digests.taste import with_tastes
 
 log = logging.getLogger(__name__)
 BATCH = 500
@@ -93,6 +96,7 @@ class WeekCache:
         self._settings = settings
         self._weeks: dict[str, WeekData] = {}
         self._renderers: dict[str, DigestRenderer] = {}
+        self._corpora: dict[str, Corpus] = {}
 
     def renderer(self, week: str, links: DigestLinks) -> DigestRenderer:
         """One renderer per week and run: topic sections are rendered once, then reused."""
@@ -105,6 +109,13 @@ class WeekCache:
         if week not in self._weeks:
             self._weeks[week] = await load_week(session=session, week=week, settings=self._settings)
         return self._weeks[week]
+
+    async def corpus(self, session: AsyncSession, week: str) -> Corpus:
+        """The week's papers as tf-idf rows, for the recipients' tastes (loaded once)."""
+        if week not in self._corpora:
+            papers = (await self.get(session, week)).papers
+            self._corpora[week] = await load_corpus(session=session, paper_ids=list(papers))
+        return self._corpora[week]
 
 
 async def enqueue_for_people(
@@ -143,7 +154,13 @@ async def enqueue_for_people(
         return run
     data_week = await weeks.get(session, week)
     renderer = weeks.renderer(week, links)
-    for data in await load_recipients(session=session, people=todo, week=data_week):
+    recipients = await with_tastes(
+        session=session,
+        recipients=await load_recipients(session=session, people=todo, week=data_week),
+        week=data_week,
+        corpus_of=lambda: weeks.corpus(session, week),
+    )
+    for data in recipients:
         digest = build_digest(data, data_week, papers_per_topic=settings.digest_papers_per_topic)
         if digest is None:
             run.quiet_skipped += 1

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.chat import alert_cmds, ask_cmds, follow_cmds, react_cmds, team_cmds
+from bot.chat import alert_cmds, ask_cmds, follow_cmds, react_cmds, suggest_cmds, team_cmds
 from bot.chat.context import CommandContext, CommandDeps, Refusal, Reply
 from bot.chat.text import BadInput, clean_text
 
@@ -41,6 +41,7 @@ HELP = (
     ("more <arXiv id>", "more papers like this one (`2611.01234`, `arXiv:…v2` or its abs link)"),
     ("less <arXiv id>", "fewer papers like this one"),
     ("unmark <arXiv id>", "take back a `more` or `less`"),
+    ("suggest", "this week's papers you were not sent that you may like, learned from your marks"),
 )
 
 
@@ -84,4 +85,5 @@ _HANDLERS: dict[str, Handler] = {
     "more": react_cmds.more,
     "less": react_cmds.less,
     "unmark": react_cmds.unmark,
+    "suggest": suggest_cmds.suggest,
 }

@@ -32,7 +32,7 @@ from bot.types import Platform
 
 log = logging.getLogger(__name__)
 
-SLOW_COMMANDS = ("alert test", "topics", "import", "ask")
+SLOW_COMMANDS = ("alert test", "topics", "import", "ask", "suggest")
 MAX_UPLOAD_BYTES = 5_000_000
 
 
@@ -163,6 +163,12 @@ class PapersGroup(app_commands.Group):
     @app_commands.describe(words="Only topics whose name or description has these words")
     async def topics(self, interaction: discord.Interaction[Any], words: str = "") -> None:
         await self.run(interaction, f"topics {words}")
+
+    @app_commands.command(
+        name="suggest", description="Papers you may like this week, from your marks"
+    )
+    async def suggest(self, interaction: discord.Interaction[Any]) -> None:
+        await self.run(interaction, "suggest")
 
     @app_commands.command(name="alerts", description="Your keyword alerts")
     async def alerts(self, interaction: discord.Interaction[Any]) -> None:

@@ -1,0 +1,331 @@
+"""Benchmark: a ranking per person (bot/taste), its quality and its cost.
+
+    .venv/bin/python bench/ranking.py [--readers 10000] [--rounds 3]
+    .venv/bin/python bench/ranking.py --quick      # 1,000 readers for the cost part
+
+Quality, offline, on held-out weeks (issue 16): simulated readers have hidden interests
+(2-3 latent themes) and mark 10-20 papers of earlier weeks "more" (a paper of one of
+their themes) or "less" (another), 10% of marks flipped as noise. Each reader also has
+a keyword alert: the two words most typical of each of their themes. On each held-out
+week, three orders of the week's papers are scored against the hidden interests:
+chronological (newest first), keyword-only (alert-word hits, then newest) and learned
+(the reader's model, trained on their marks with their alert hits as weak positives,
+exactly as the digest does). Figures: precision@10 and nDCG@10, mean over readers and
+weeks. Two corpora: the bundled sample (bot/data, themes recovered from the generator's
+title templates) and a generated one (30 themes, 8 weeks of 1,000 papers).
+Goal: learned p@10 >= 2x chronological.
+
+Cost, side by side in one run, alternating (bench/sidebyside.py): building and rendering
+the digests of `--readers` readers for one week of the generated corpus, without and with
+their rankings (the week's tf-idf corpus, each reader's model, scores and picks). Goal:
+< 20% more. Also each reader's training time alone (goal < 50 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.sidebyside import Series, alternate, header, report, rounds_arg
+from bot.ask.terms import content_words
+from bot.data import make_sample
+from bot.subscriptions.taste import Marks
+from bot.taste.features import Corpus
+from bot.taste.model import train
+from bot.taste.plan import Signals, examples, rank
+from digests.build import DigestPaper, Recipient, RecipientData, TopicInfo, WeekData, build_digest
+from digests.links import PublicLinks
+from digests.render import DigestRenderer, MailIdentity
+from digests.taste import taste_of
+
+K = 10
+AS_OF = datetime(2026, 9, 28, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Doc:
+    id: str
+    text: str
+    theme: str
+    week: int  # 0 = the newest
+    age_hours: float
+
+
+# -- corpora ---------------------------------------------------------------------------
+
+
+def sample_docs() -> list[Doc]:
+    """The bundled sample, each paper's theme recovered from its title template."""
+    patterns = []
+    for slug, (_w, _cats, titles, _pool) in make_sample.T.items():
+        extra = make_sample.LATEX_TITLES if slug == "rl-for-llm-agents" else []
+        for t in [*titles, *extra]:
+            t = t.replace("{{", "{").replace("}}", "}")
+            patterns.append((re.compile(re.escape(t).replace(r"\{m\}", ".+?") + "$"), slug))
+    raw = json.loads(Path(make_sample.OUT).read_text(encoding="utf-8"))
+    docs, seen = [], set()
+    for r in raw:
+        theme = next((s for p, s in patterns if p.match(r["title"])), None)
+        if theme is None or r["id"] in seen:
+            continue
+        seen.add(r["id"])
+        hours = float(r["offset_hours"])
+        docs.append(Doc(r["id"], f"{r['title']}\n{r['abstract']}", theme, int(hours // 168), hours))
+    return docs
+
+
+def _lexicon(rng: random.Random, n: int) -> list[str]:
+    syllables = [a + b for a in "bdfgklmnprstvz" for b in "aeiou"]
+    words: set[str] = set()
+    while len(words) < n:
+        words.add("".join(rng.choices(syllables, k=rng.randint(2, 4))))
+    return sorted(words)
+
+
+def generated_docs(themes: int = 30, weeks: int = 8, per_week: int = 1000) -> list[Doc]:
+    """Papers of latent themes. Themes come in families of five that share most of their
+    words (as "RL for agents" and "reward models" do), so a theme is told from its
+    siblings by a few words among many: theme words (Zipf) are a sixth of a paper, the
+    rest shared words, and a third of the papers borrow from a second theme."""
+    rng = random.Random(16)
+    own, family_words, families = 10, 15, themes // 5
+    lexicon = _lexicon(rng, themes * own + families * family_words + 600)
+    shared = lexicon[themes * own + families * family_words :]
+    vocab = {}
+    for i in range(themes):
+        mine = lexicon[i * own : (i + 1) * own]
+        start = themes * own + (i // 5) * family_words
+        kin = lexicon[start : start + family_words]
+        # Interleaved, so the most frequent theme words are family words as often as not.
+        vocab[f"t{i}"] = [w for pair in zip(kin, [*mine, *kin[own:]], strict=False) for w in pair]
+    popularity = [1 / (i + 1) ** 0.7 for i in range(themes)]
+    zipf_shared = [1 / (i + 1) ** 0.8 for i in range(len(shared))]
+    docs = []
+    for w in range(weeks):
+        for j in range(per_week):
+            theme = rng.choices(list(vocab), popularity)[0]
+            other = rng.choice(list(vocab))
+            zipf = [1 / (i + 1) ** 0.8 for i in range(len(vocab[theme]))]
+            words = rng.choices(vocab[theme], zipf, k=12)
+            words += rng.choices(vocab[other], k=6 if rng.random() < 0.3 else 1)
+            words += rng.choices(shared, zipf_shared, k=60)
+            rng.shuffle(words)
+            title = " ".join(words[:9])
+            hours = w * 168 + rng.uniform(0, 168)
+            docs.append(Doc(f"g{w}.{j:05d}", f"{title}\n{' '.join(words)}", theme, w, hours))
+    return docs
+
+
+# -- readers ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reader:
+    interests: frozenset[str]
+    marks: Marks
+    keywords: frozenset[str]
+
+
+def typical_words(docs: list[Doc]) -> dict[str, list[str]]:
+    """Per theme, its words by how much more often they occur there than elsewhere."""
+    by_theme: dict[str, Counter[str]] = defaultdict(Counter)
+    total: Counter[str] = Counter()
+    for d in docs:
+        words = set(content_words(d.text))
+        by_theme[d.theme].update(words)
+        total.update(words)
+    out = {}
+    for theme, counts in by_theme.items():
+        n = sum(1 for d in docs if d.theme == theme)
+        lift = {w: c / n - (total[w] - c) / max(1, len(docs) - n) for w, c in counts.items()}
+        out[theme] = sorted(lift, key=lambda w: (-lift[w], w))
+    return out
+
+
+def make_readers(docs: list[Doc], train_weeks: set[int], n: int, seed: int) -> list[Reader]:
+    rng = random.Random(seed)
+    themes = sorted({d.theme for d in docs})
+    past = [d for d in docs if d.week in train_weeks]
+    typical = typical_words(past)
+    readers = []
+    for _ in range(n):
+        interests = frozenset(rng.sample(themes, min(len(themes) - 1, rng.randint(2, 3))))
+        liked = [d for d in past if d.theme in interests]
+        other = [d for d in past if d.theme not in interests]
+        more: list[str] = []
+        less: list[str] = []
+        for _ in range(rng.randint(10, 20)):
+            relevant = rng.random() < 0.6 and liked
+            doc = rng.choice(liked if relevant else other)
+            said_more = bool(relevant) != (rng.random() < 0.1)  # 10% noise
+            (more if said_more else less).append(doc.id)
+        keywords = frozenset(w for t in interests for w in typical[t][:2])
+        readers.append(Reader(interests, Marks(tuple(more), tuple(less)), keywords))
+    return readers
+
+
+# -- quality ---------------------------------------------------------------------------
+
+
+def precision(order: list[Doc], interests: frozenset[str]) -> float:
+    return sum(d.theme in interests for d in order[:K]) / K
+
+
+def ndcg(order: list[Doc], interests: frozenset[str], relevant: int) -> float:
+    gain = sum(1 / math.log2(i + 2) for i, d in enumerate(order[:K]) if d.theme in interests)
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(K, relevant)))
+    return gain / ideal if ideal else 0.0
+
+
+def evaluate(name: str, docs: list[Doc], held_out: list[int], readers: int) -> None:
+    train_weeks = {d.week for d in docs} - set(held_out)
+    people = make_readers(docs, train_weeks, readers, seed=len(docs))
+    by_id = {d.id: d for d in docs}
+    sums: dict[str, list[float]] = defaultdict(list)
+    for week in held_out:
+        shown = sorted((d for d in docs if d.week == week), key=lambda d: (d.age_hours, d.id))
+        corpus = Corpus((d.id, d.text) for d in shown)
+        corpus.add((p, by_id[p].text) for r in people for p in r.marks.ids)
+        words = {d.id: Counter(content_words(d.text)) for d in shown}
+        for i, r in enumerate(people):
+            relevant = sum(d.theme in r.interests for d in shown)
+            hits = {d.id: sum(words[d.id][w] for w in r.keywords) for d in shown}
+            keyword = sorted(shown, key=lambda d: -hits[d.id])  # stable: newest among equals
+            theirs = frozenset(p for p, h in hits.items() if h)
+            signals = Signals(r.marks.more, r.marks.less, theirs)
+            ranking = rank(corpus, signals, picks=0, seed=i)
+            assert ranking is not None
+            learned = sorted(shown, key=lambda d: -ranking.scores[d.id])
+            for label, order in (("chronological", shown), ("keyword-only", keyword),
+                                 ("learned", learned)):  # fmt: skip
+                sums[f"p {label}"].append(precision(order, r.interests))
+                sums[f"n {label}"].append(ndcg(order, r.interests, relevant))
+    mean = {k: sum(v) / len(v) for k, v in sums.items()}
+    sizes = Counter(d.week for d in docs)
+    print(f"{name}: {len(docs)} papers, {len({d.theme for d in docs})} themes, "
+          f"{readers} readers, held-out weeks {held_out} "
+          f"({', '.join(str(sizes[w]) for w in held_out)} papers)")  # fmt: skip
+    for label in ("chronological", "keyword-only", "learned"):
+        print(
+            f"  {label:<14} precision@10 {mean['p ' + label]:.3f}"
+            f"   nDCG@10 {mean['n ' + label]:.3f}"
+        )
+    ratio = mean["p learned"] / mean["p chronological"]
+    print(f"  learned / chronological precision@10: {ratio:.2f}x (goal >= 2x); "
+          f"learned / keyword-only: {mean['p learned'] / mean['p keyword-only']:.2f}x")  # fmt: skip
+    sys.stdout.flush()
+
+
+# -- cost ------------------------------------------------------------------------------
+
+
+def digest_week(docs: list[Doc], week: int) -> WeekData:
+    themes = sorted({d.theme for d in docs})
+    papers, by_topic = {}, defaultdict(list)
+    for d in docs:
+        if d.week == week:
+            papers[d.id] = DigestPaper(d.id, d.text.split("\n")[0][:120], ("Ada Lovelace",),
+                                       f"https://example.org/{d.id}",
+                                       AS_OF - timedelta(hours=d.age_hours % 168),
+                                       "cs.LG")  # fmt: skip
+            by_topic[d.theme].append(d.id)
+    topics = {t: TopicInfo(t, f"Theme {t}") for t in themes}
+    return WeekData("2026-W39", AS_OF, topics, {}, dict(by_topic), papers, "cs")
+
+
+def cost(docs: list[Doc], readers: int, rounds: int) -> None:
+    week_no = 0
+    week = digest_week(docs, week_no)
+    by_id = {d.id: d for d in docs}
+    people = make_readers(docs, {1, 2, 3}, readers, seed=7)
+    data = [
+        RecipientData(Recipient(i + 1, f"r{i}@example.org"), frozenset(sorted(r.interests)[:2]))
+        for i, r in enumerate(people)
+    ]
+    links = PublicLinks(
+        "https://bench.example.org", lambda r, p: f"{p}.{r.id}", mail_from="d@b.org"
+    )
+    identity = MailIdentity("papertide <d@b.org>")
+
+    def plain() -> float:
+        renderer = DigestRenderer(links=links, identity=identity)
+        start = time.perf_counter()
+        for d in data:
+            digest = build_digest(d, week, papers_per_topic=5)
+            assert digest is not None
+            renderer.render(digest)
+        return time.perf_counter() - start
+
+    def ranked() -> float:
+        renderer = DigestRenderer(links=links, identity=identity)
+        start = time.perf_counter()
+        corpus = Corpus((d.id, d.text) for d in docs if d.week == week_no)
+        corpus.add((p, by_id[p].text) for r in people for p in r.marks.ids)
+        for d, r in zip(data, people, strict=True):
+            taste = taste_of(d, week, corpus, r.marks)
+            with_taste = RecipientData(d.recipient, d.follows, d.alerts, taste)
+            digest = build_digest(with_taste, week, papers_per_topic=5)
+            assert digest is not None
+            renderer.render(digest)
+        return time.perf_counter() - start
+
+    plain()  # warm up templates
+    got = alternate({"with ranking": ranked, "without": plain}, rounds)
+    report(
+        f"build + render the digests of {readers:,} readers, seconds",
+        Series("with ranking", got["with ranking"]),
+        Series("without", got["without"]),
+        higher_is_better=False,
+        note=f"{len(week.papers):,} papers in the week, 2 topics followed, 10-20 marks each",
+    )
+    corpus = Corpus((d.id, d.text) for d in docs if d.week == week_no)
+    corpus.add((p, by_id[p].text) for r in people for p in r.marks.ids)
+    times = []
+    for i, (d, r) in enumerate(zip(data[:1000], people, strict=True)):
+        found = examples(corpus, taste_signals(d, week, r), seed=i)
+        start = time.perf_counter()
+        train(corpus, found)
+        times.append(1000 * (time.perf_counter() - start))
+    times.sort()
+    print(f"one reader's model, training only, ms over {len(times)} readers (goal < 50): "
+          f"min {times[0]:.3f}  median {times[len(times) // 2]:.3f}  "
+          f"p99 {times[int(len(times) * 0.99)]:.3f}  max {times[-1]:.3f}")  # fmt: skip
+
+
+def taste_signals(d: RecipientData, week: WeekData, r: Reader) -> Signals:
+    theirs = frozenset(p for s in d.follows for p in week.papers_by_topic.get(s, ()))
+    return Signals(r.marks.more, r.marks.less, theirs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--readers", type=int, default=10_000)
+    parser.add_argument("--eval-readers", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="1,000 readers for the cost")
+    parser.add_argument("--part", choices=("all", "quality", "cost"), default="all")
+    args = parser.parse_args()
+    readers = 1000 if args.quick else args.readers
+    rounds = rounds_arg(args.rounds)
+    header(f"ranking per person: quality on held-out weeks, cost for {readers:,} readers", rounds)
+    generated = generated_docs()
+    if args.part in ("all", "quality"):
+        evaluate("bundled sample", sample_docs(), [0, 1], args.eval_readers)
+        evaluate("generated corpus", generated, [0, 1], args.eval_readers)
+    if args.part in ("all", "cost"):
+        cost(generated, readers, rounds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""A person's taste, read from the store: their marks (bot/subscriptions/reactions.py),
+what they follow and what their alerts caught, and the papers' text as a
+`bot.taste.Corpus`. Read → plan (`bot.taste.plan.rank`, pure) → an answer; nothing is
+written, nothing is stored: a person's model is trained afresh when it is needed (the
+digest run in the worker, `/papers suggest`), never in ingest.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from bot.outbox.queue import message_key
+from bot.store.models import Alert, AlertMatch, OutboxRow, Paper, PaperTopic, Subscription, Target
+from bot.store.records import paper_url
+from bot.subscriptions.reactions import ReactionRecord, reactions_of
+from bot.taste.features import Corpus
+from bot.taste.plan import Signals, rank
+from bot.types import Leaning, MessageKind
+
+CHUNK = 1000  # ids per IN (…) list
+WEEK = timedelta(days=7)
+MAX_CORPUS = 3000  # newest papers of the week `/papers suggest` considers
+SUGGESTIONS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """A person's reactions as paper ids, newest first; a paper's newest word counts."""
+
+    more: tuple[str, ...] = ()
+    less: tuple[str, ...] = ()
+
+    @property
+    def ids(self) -> frozenset[str]:
+        return frozenset(self.more) | frozenset(self.less)
+
+
+def fold_marks(records: Iterable[ReactionRecord]) -> Marks:
+    """Newest-first records (as `reactions_of` returns them) → Marks; two targets of one
+    person that disagree about a paper: the newer reaction wins."""
+    more: list[str] = []
+    less: list[str] = []
+    seen: set[str] = set()
+    for r in records:
+        if r.paper_id not in seen:
+            seen.add(r.paper_id)
+            (more if r.leaning is Leaning.MORE else less).append(r.paper_id)
+    return Marks(tuple(more), tuple(less))
+
+
+async def paper_texts(
+    *, session: AsyncSession, paper_ids: Collection[str]
+) -> list[tuple[str, str]]:
+    """(id, title + abstract) of the stored papers among `paper_ids`, by id."""
+    ids = sorted(set(paper_ids))
+    found: list[tuple[str, str]] = []
+    for i in range(0, len(ids), CHUNK):
+        rows = await session.execute(
+            select(col(Paper.id), col(Paper.title), col(Paper.abstract))
+            .where(col(Paper.id).in_(ids[i : i + CHUNK]))
+            .order_by(col(Paper.id))
+        )
+        found += [(pid, f"{title}\n{abstract}") for pid, title, abstract in rows]
+    return found
+
+
+async def load_corpus(*, session: AsyncSession, paper_ids: Collection[str]) -> Corpus:
+    """The papers a ranking may order (a week's), as tf-idf rows."""
+    return Corpus(await paper_texts(session=session, paper_ids=paper_ids))
+
+
+async def add_marked(*, session: AsyncSession, corpus: Corpus, marks: Iterable[Marks]) -> None:
+    """Bring marked papers from earlier weeks into `corpus` (the model trains on them)."""
+    missing = {p for m in marks for p in m.ids if p not in corpus.row}
+    if missing:
+        corpus.add(await paper_texts(session=session, paper_ids=missing))
+
+
+async def marks_by_person(
+    *, session: AsyncSession, person_ids: Collection[int]
+) -> dict[int, Marks]:
+    """Each person's marks across every target they own, in two queries."""
+    if not person_ids:
+        return {}
+    rows = await session.execute(
+        select(col(Target.id), col(Target.person_id)).where(
+            col(Target.person_id).in_(list(person_ids))
+        )
+    )
+    owner = {int(t or 0): int(p or 0) for t, p in rows}
+    by_person: dict[int, list[ReactionRecord]] = defaultdict(list)
+    for r in await reactions_of(session=session, target_ids=list(owner)):
+        by_person[owner[r.target_id]].append(r)
+    return {pid: fold_marks(records) for pid, records in by_person.items()}
+
+
+async def their_papers(
+    *, session: AsyncSession, target_ids: Collection[int], start: datetime, end: datetime
+) -> frozenset[str]:
+    """Papers published in [start, end) in the targets' topics or caught by their alerts."""
+    ids = list(target_ids)
+    in_window = (col(Paper.published) >= start, col(Paper.published) < end)
+    followed = await session.scalars(
+        select(col(PaperTopic.paper_id))
+        .join(Subscription, col(Subscription.topic_id) == col(PaperTopic.topic_id))
+        .join(Paper, col(Paper.id) == col(PaperTopic.paper_id))
+        .where(col(Subscription.target_id).in_(ids), *in_window)
+    )
+    caught = await session.scalars(
+        select(col(AlertMatch.paper_id))
+        .join(Alert, col(Alert.id) == col(AlertMatch.alert_id))
+        .join(Paper, col(Paper.id) == col(AlertMatch.paper_id))
+        .where(col(Alert.target_id).in_(ids), *in_window)
+    )
+    return frozenset(followed) | frozenset(caught)
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    paper_id: str
+    title: str
+    url: str
+    reason: str  # plain text; each medium escapes it
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestions:
+    """`/papers suggest`'s answer; `cold`: too few marks to learn from yet."""
+
+    cold: bool
+    papers: tuple[Suggestion, ...] = ()
+
+
+async def suggest(
+    *, session: AsyncSession, target_ids: Sequence[int], now: datetime, limit: int = SUGGESTIONS
+) -> Suggestions:
+    """The best papers of the last seven days for the owner of `target_ids` that they
+    were not sent: outside their topics and alerts, unmarked, not in their outbox."""
+    marks = fold_marks(await reactions_of(session=session, target_ids=target_ids))
+    start = now - WEEK
+    theirs = await their_papers(session=session, target_ids=target_ids, start=start, end=now)
+    signals = Signals(marks.more, marks.less, theirs)
+    if signals.cold:
+        return Suggestions(cold=True)
+    week = await session.scalars(
+        select(col(Paper.id))
+        .where(col(Paper.published) >= start, col(Paper.published) < now)
+        .order_by(col(Paper.published).desc(), col(Paper.id))
+        .limit(MAX_CORPUS)
+    )
+    corpus = await load_corpus(session=session, paper_ids=list(week))
+    await add_marked(session=session, corpus=corpus, marks=[marks])
+    ranking = rank(corpus, signals, picks=limit * 3, seed=min(target_ids))
+    if ranking is None:
+        return Suggestions(cold=True)
+    keys = {
+        message_key(t, MessageKind.PAPER, p.paper_id): p.paper_id
+        for t in target_ids
+        for p in ranking.picks
+    }
+    sent = set(
+        await session.scalars(select(col(OutboxRow.key)).where(col(OutboxRow.key).in_(list(keys))))
+    )
+    unsent = {keys[k] for k in keys} - {keys[k] for k in sent}
+    picks = [p for p in ranking.picks if p.paper_id in unsent][:limit]
+    rows = {
+        p.id: p
+        for p in await session.scalars(
+            select(Paper).where(col(Paper.id).in_([p.paper_id for p in picks]))
+        )
+    }
+    return Suggestions(
+        cold=False,
+        papers=tuple(
+            Suggestion(
+                p.paper_id,
+                rows[p.paper_id].title,
+                paper_url(p.paper_id, rows[p.paper_id].links or {}),
+                p.reason.text(),
+            )
+            for p in picks
+            if p.paper_id in rows
+        ),
+    )

@@ -1,0 +1,73 @@
+"""One person's linear model over tf-idf rows: regularised least squares, in closed form.
+
+Why this classifier (the arxiv-sanity-lite approach is a linear SVM over tf-idf of the
+papers a user tagged; ours is its closest closed-form cousin):
+
+- A person gives tens of examples, a paper has thousands of possible words. In that
+  regime a linear model is as good as anything, and ridge regression on ±1 labels (a
+  "regularised least-squares classifier", sklearn's `RidgeClassifier`) ranks about as
+  well as a linear SVM or logistic regression (Rifkin & Klautau 2004).
+- Solved in its dual form, training is one n×n linear system for n examples (n ≤ a few
+  hundred): `(K + λ C⁻¹) α = y`, `w = Xᵀ α`. No learning rate, no iterations, no
+  convergence test, the same answer every time, and about a millisecond — cheap
+  enough to retrain from scratch in every digest run, so nothing is stored.
+- numpy only (one small, ubiquitous dependency); scikit-learn would add SciPy and
+  joblib for one solve, and its per-call validation costs more than the solve itself.
+
+Each example has a weight `c` (a mark counts fully, a paper of a followed topic less);
+the intercept is a constant feature, regularised like the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from bot.taste.features import Corpus, FloatArray
+
+RIDGE = 1.0  # λ: with unit-length rows, 1.0 keeps weights small for a handful of marks
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """A paper the person said something about: label +1 (wants) or -1, and its weight."""
+
+    paper_id: str
+    label: float
+    weight: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """w · x + bias ranks a paper; `weights` covers the vocabulary as it was at training."""
+
+    weights: FloatArray
+    bias: float
+
+    def scores(self, corpus: Corpus) -> FloatArray:
+        """The score of every paper of the corpus, in `corpus.ids` order."""
+        return corpus.scores(self.weights, self.bias)
+
+
+def train(corpus: Corpus, examples: Sequence[Example], *, ridge: float = RIDGE) -> Model:
+    """Fit the weighted ridge classifier on `examples` (every paper must be in `corpus`)."""
+    n = len(examples)
+    rows, columns, values = corpus.gather([e.paper_id for e in examples])
+    # The Gram matrix only needs the words two examples share: a word of one example
+    # adds to its own diagonal entry (its squared length) alone. Dropping the rest
+    # keeps the dense block to a few hundred columns instead of thousands.
+    _used, local, counts = np.unique(columns, return_inverse=True, return_counts=True)
+    shared = counts[local] >= 2
+    kept, position = np.unique(local[shared], return_inverse=True)
+    dense = np.zeros((n, len(kept)))
+    dense[rows[shared], position] = values[shared]
+    gram = dense @ dense.T
+    np.fill_diagonal(gram, np.bincount(rows, weights=values * values, minlength=n))
+    gram += 1.0  # the constant feature that carries the bias
+    labels = np.array([e.label for e in examples], dtype=np.float64)
+    costs = np.array([max(e.weight, 1e-6) for e in examples], dtype=np.float64)
+    alpha = np.linalg.solve(gram + np.diag(ridge / costs), labels)
+    weights = np.bincount(columns, weights=values * alpha[rows], minlength=len(corpus.vocab))
+    return Model(weights=weights.astype(np.float64), bias=float(alpha.sum()))

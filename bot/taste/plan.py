@@ -1,0 +1,168 @@
+"""From one person's signals to an order and "you may have missed" picks. Pure.
+
+Signals, strongest first: papers marked "more" (+1) and "less" (-1), then papers of the
+topics they follow and caught by their alerts (+1, weaker), then a seeded sample of the
+corpus's other papers (-1, weaker: most papers are not for any one reader). Too few
+marks is a cold start: `rank` returns None and callers keep today's order exactly.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from bot.taste.features import Corpus, FloatArray
+from bot.taste.model import Example, Model, train
+
+MIN_MARKS = 2  # fewer marks than this is a cold start
+MAX_MARKS = 200  # the newest marks count; taste drifts
+THEIRS_WEIGHT = 0.3  # a followed topic's paper is a hint, a mark is a statement
+MAX_THEIRS = 20
+NEGATIVE_WEIGHT = 0.5
+NEGATIVES = (10, 40)  # at least, at most; twice the positives in between
+LIKE_AT = 0.12  # cosine from which a pick is "like" a marked paper
+REASON_WORDS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """What one person told us, as paper ids (marks newest first)."""
+
+    more: tuple[str, ...] = ()
+    less: tuple[str, ...] = ()
+    theirs: frozenset[str] = frozenset()  # papers of their follows and alerts
+    seen: frozenset[str] = frozenset()  # papers already sent to them otherwise
+
+    @property
+    def cold(self) -> bool:
+        marks = len(self.more) + len(self.less)
+        return marks < MIN_MARKS or not (self.more or self.theirs)
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a paper was picked: a marked paper it resembles, else the words it shares."""
+
+    like: str | None = None
+    words: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        """Plain text; each medium escapes it."""
+        if self.like is not None:
+            return f"like {self.like} that you marked"
+        if self.words:
+            return "about " + ", ".join(f"“{w}”" for w in self.words) + ", like papers you marked"
+        return "close to papers you marked"
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    paper_id: str
+    score: float
+    reason: Reason
+
+
+class Scores(Mapping[str, float]):
+    """A person's score of every paper in the corpus, without building a dict per person."""
+
+    def __init__(self, corpus: Corpus, values: FloatArray) -> None:
+        self._row = corpus.row
+        self._values = values
+
+    def __getitem__(self, paper_id: str) -> float:
+        row = self._row[paper_id]
+        if row >= len(self._values):
+            raise KeyError(paper_id)  # a mark from an earlier week: never ranked
+        return float(self._values[row])
+
+    def __iter__(self) -> Iterator[str]:
+        return (p for p, r in self._row.items() if r < len(self._values))
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    scores: Scores
+    picks: tuple[Pick, ...]
+
+
+def examples(corpus: Corpus, signals: Signals, *, seed: int) -> list[Example]:
+    """The training set: marks, a sample of their topics' papers, a sample of the rest."""
+    more = [p for p in signals.more[:MAX_MARKS] if p in corpus.row]
+    less = [p for p in signals.less[:MAX_MARKS] if p in corpus.row]
+    marked = set(more) | set(less)
+    rng = random.Random(seed)
+    theirs = sorted(p for p in signals.theirs if p in corpus.row and p not in marked)
+    if len(theirs) > MAX_THEIRS:
+        theirs = rng.sample(theirs, MAX_THEIRS)
+    found = [Example(p, 1.0) for p in more] + [Example(p, -1.0) for p in less]
+    found += [Example(p, 1.0, THEIRS_WEIGHT) for p in theirs]
+    low, high = NEGATIVES
+    wanted = min(high, max(low, 2 * (len(more) + len(theirs))))
+    taken = marked | set(theirs) | signals.theirs
+    negatives: list[str] = []
+    for row in rng.sample(range(corpus.n_docs), min(corpus.n_docs, wanted * 2)):
+        pid = corpus.ids[row]
+        if pid not in taken:
+            negatives.append(pid)
+            if len(negatives) == wanted:
+                break
+    found += [Example(p, -1.0, NEGATIVE_WEIGHT) for p in negatives]
+    return found
+
+
+def rank(corpus: Corpus, signals: Signals, *, picks: int, seed: int) -> Ranking | None:
+    """The person's scores and up to `picks` papers from outside their own; None when cold."""
+    if signals.cold:
+        return None
+    model = train(corpus, examples(corpus, signals, seed=seed))
+    values = model.scores(corpus)
+    return Ranking(Scores(corpus, values), pick(corpus, model, values, signals, picks))
+
+
+def pick(
+    corpus: Corpus, model: Model, values: FloatArray, signals: Signals, limit: int
+) -> tuple[Pick, ...]:
+    """The best-scored corpus papers that are not theirs, not seen and not marked, and
+    better than the median paper."""
+    if limit <= 0 or corpus.n_docs == 0:
+        return ()
+    masked = values.copy()
+    # Ridge scores have no natural zero (the classes are unbalanced): a pick must at
+    # least beat the median paper of the corpus, so a reader with odd marks gets fewer.
+    floor = float(np.median(masked))
+    for group in (signals.theirs, signals.seen, signals.more, signals.less):
+        rows = [corpus.row[p] for p in group if corpus.row.get(p, corpus.n_docs) < corpus.n_docs]
+        masked[rows] = -np.inf
+    k = min(limit, len(masked))
+    best = np.argpartition(-masked, k - 1)[:k]
+    ordered = sorted(best.tolist(), key=lambda r: (-masked[r], corpus.ids[r]))
+    return tuple(
+        Pick(corpus.ids[r], float(masked[r]), explain(corpus, model, corpus.ids[r], signals))
+        for r in ordered
+        if masked[r] > floor
+    )
+
+
+def explain(corpus: Corpus, model: Model, paper_id: str, signals: Signals) -> Reason:
+    """The marked paper the pick is most like, or the words that weigh most for it."""
+    liked = [p for p in signals.more[:50] if p in corpus.row]
+    if liked:
+        cosines = corpus.similarities(paper_id, liked)
+        best = int(np.argmax(cosines))  # the first (newest) mark among equals
+        if cosines[best] >= LIKE_AT:
+            return Reason(like=liked[best])
+    columns, data = corpus.vector(paper_id)
+    weights = model.weights
+    if not len(weights):
+        return Reason()
+    inside = columns < len(weights)
+    contributions = np.where(inside, weights[np.minimum(columns, len(weights) - 1)], 0.0) * data
+    order = np.argsort(-contributions, kind="stable")[:REASON_WORDS]
+    words = tuple(corpus.surface[int(columns[i])] for i in order if contributions[i] > 0)
+    return Reason(words=words)

@@ -1,0 +1,163 @@
+"""Taste from the store, on SQLite and PostgreSQL: `/papers suggest` and the digest's
+"You may have missed" learn from marks made with `react`, and leave out what the
+person follows, was sent or marked."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlmodel import col
+
+from bot.catalog.momentum import digest_as_of
+from bot.chat.commands import run_command
+from bot.config import Settings
+from bot.outbox.queue import enqueue, message_key
+from bot.platforms.slack.render import render_reply
+from bot.store.models import OutboxRow, Paper, PaperTopic, Person, Subscription, Target, Topic
+from bot.subscriptions.reactions import react
+from bot.types import Leaning, MessageKind
+from digests.links import PublicLinks
+from digests.schedule import enqueue_week
+from tests.support.chat import make_ctx, make_deps
+
+AS_OF = digest_as_of("2026-W39")
+LINKS = PublicLinks("https://pt.example.org", lambda r, p: f"{p}-{r.id}", mail_from="d@x.org")
+PROTEIN = "Protein folding: structure prediction of amino acid residues with molecular dynamics"
+GALAXY = "Galaxy clusters: dark matter halos and cosmology from a redshift survey telescope"
+AGENTS = "Language agents: tool use, planning and reward for web browsing policies"
+ODD = "<i>Proteins & folding</i>"  # a title every medium must escape
+
+
+def _paper(pid: str, text: str, published_days_ago: float, title: str = "") -> Paper:
+    when = AS_OF - timedelta(days=published_days_ago)
+    return Paper(id=pid, title=title or f"{text.split(':')[0]} {pid}", abstract=text,
+                 published=when, updated=when, ingested_at=when, categories=["cs.LG"],
+                 primary_category="cs.LG")  # fmt: skip
+
+
+async def _seed(sessions: async_sessionmaker[AsyncSession]) -> dict[str, int]:
+    """Ada follows `mine` (agents) and marked two old protein papers more, a galaxy one less."""
+    async with sessions() as session, session.begin():
+        mine = Topic(slug="mine", name="Agents", query="abs:agent")
+        other = Topic(slug="other", name="Science", query="abs:matter")
+        session.add_all([mine, other])
+        papers = [
+            _paper(f"2609.1000{i}", PROTEIN, 1 + i / 2, ODD if i == 3 else "") for i in range(6)
+        ]
+        papers += [_paper(f"2609.2000{i}", GALAXY, 1 + i / 2) for i in range(6)]
+        # Her own topic: the two newest papers lean to galaxies, the two older to proteins.
+        flavour = ("galaxy dark matter", "galaxy dark matter", "protein folding", "protein folding")
+        papers += [_paper(f"2609.3000{i}", f"{AGENTS} {flavour[i]}", 1 + i / 2) for i in range(4)]
+        old = [_paper("2608.10001", PROTEIN, 20), _paper("2608.10002", PROTEIN, 21)]
+        old.append(_paper("2608.20001", GALAXY, 22))
+        session.add_all(papers + old)
+        await session.flush()
+        for p in papers:
+            topic = mine if p.id.startswith("2609.3") else other
+            session.add(PaperTopic(paper_id=p.id, topic_id=topic.id or 0))
+        ada = Person(email="ada@example.org", email_status="confirmed",
+                     confirmed_at=AS_OF - timedelta(days=60))  # fmt: skip
+        bob = Person(email="bob@example.org", email_status="confirmed",
+                     confirmed_at=AS_OF - timedelta(days=60))  # fmt: skip
+        session.add_all([ada, bob])
+        await session.flush()
+        slack = Target(platform="slack", kind="user", workspace="T1", address="U1",
+                       person_id=ada.id)  # fmt: skip
+        bob_mail = Target(platform="email", kind="email", address="bob@example.org",
+                          person_id=bob.id)  # fmt: skip
+        session.add_all([slack, bob_mail])
+        await session.flush()
+        assert slack.id is not None
+        session.add_all([
+            Subscription(target_id=slack.id, topic_id=mine.id or 0),
+            Subscription(target_id=bob_mail.id or 0, topic_id=mine.id or 0),
+        ])  # fmt: skip
+        for pid, leaning in (("2608.10001", Leaning.MORE), ("2608.10002", Leaning.MORE),
+                             ("2608.20001", Leaning.LESS)):  # fmt: skip
+            await react(session=session, target_id=slack.id, paper_id=pid, leaning=leaning,
+                        via="slack")  # fmt: skip
+        # 2609.10000 reached Ada as an instant alert: suggest must not offer it again.
+        await enqueue(session=session, target_id=slack.id, kind=MessageKind.PAPER,
+                      key=message_key(slack.id, MessageKind.PAPER, "2609.10000"),
+                      payload={"paper": {"id": "2609.10000"}})  # fmt: skip
+        return {"slack": slack.id, "ada": ada.id or 0, "bob": bob.id or 0}
+
+
+async def test_suggest_offers_unsent_papers_like_the_marks_with_reasons(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    await _seed(sessions)
+    deps = make_deps(now=lambda: AS_OF)
+    async with sessions() as session:
+        reply = await run_command(session=session, ctx=make_ctx(), text="suggest", deps=deps)
+    assert not reply.error, reply.title
+    assert reply.lines
+    offered = [line.split("(https://arxiv.org/abs/")[1].split(")")[0] for line in reply.lines]
+    # Protein papers of the week, never the one already sent, the followed topic's
+    # papers (2609.3…), the disliked theme (2609.2…) or the marked papers themselves.
+    assert set(offered) <= {f"2609.1000{i}" for i in range(1, 6)}
+    assert "2609.10003" in offered
+    for line in reply.lines:
+        assert line.endswith(("like 2608.10001 that you marked", "like 2608.10002 that you marked"))
+    # Escaped for the medium: Slack mrkdwn gets entities, not markup.
+    slack = str(render_reply(reply)["blocks"])
+    assert "&lt;i&gt;Proteins &amp; folding&lt;/i&gt;" in slack
+    assert "<i>" not in slack
+
+
+async def test_suggest_on_a_cold_start_says_how_to_teach_it(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    await _seed(sessions)
+    deps = make_deps(now=lambda: AS_OF)
+    async with sessions() as session:
+        reply = await run_command(
+            session=session, ctx=make_ctx(user="U9"), text="suggest", deps=deps
+        )
+        wrong = await run_command(session=session, ctx=make_ctx(), text="suggest now", deps=deps)
+    assert reply.title == "I don't know your taste yet."
+    assert "`/papers more <arXiv id>`" in reply.lines[0]
+    assert "`/papers less <arXiv id>`" in reply.lines[0]
+    assert wrong.error
+
+
+async def test_digest_orders_by_taste_and_adds_what_they_may_have_missed(
+    sessions: async_sessionmaker[AsyncSession], settings: Settings
+) -> None:
+    ids = await _seed(sessions)
+    async with sessions() as session:
+        # Ada's digest needs a mailbox: her email target is created by the run.
+        run = await enqueue_week(session=session, week="2026-W39", settings=settings, links=LINKS)
+        assert run.enqueued == 2
+        rows = (
+            await session.execute(
+                select(OutboxRow, col(Target.person_id))
+                .join(Target, col(Target.id) == col(OutboxRow.target_id))
+                .where(col(OutboxRow.kind) == MessageKind.DIGEST)
+            )
+        ).all()
+    payloads = {person_id: row.payload for row, person_id in rows}
+    ada, bob = payloads[ids["ada"]], payloads[ids["bob"]]
+    text, html = ada["text"], ada["html"]
+    assert "YOU MAY HAVE MISSED" in text
+    missed = text.split("YOU MAY HAVE MISSED")[1]
+    assert "Protein folding 2609.1000" in missed or ODD in missed
+    assert "Galaxy clusters" not in missed
+    assert "Language agents" not in missed
+    assert "why: like 2608.1000" in missed
+    assert "You may have missed" in html
+    assert "&lt;i&gt;Proteins &amp; folding&lt;/i&gt;" in html
+    assert "<i>Proteins" not in html
+    # In the section of the topic they follow, Ada gets the protein-flavoured papers
+    # first; Bob marked nothing: a cold start, today's order (newest first).
+    assert set(_order(text, "== Agents ==")[:2]) == {"2609.30002", "2609.30003"}
+    assert _order(bob["text"], "== Agents ==") == [f"2609.3000{i}" for i in range(4)]
+    assert "YOU MAY HAVE MISSED" not in bob["text"]
+    assert "You may have missed" not in bob["html"]
+
+
+def _order(text: str, heading: str) -> list[str]:
+    section = text.split(heading)[1].split("==")[0]
+    return [w for w in section.split() if w.startswith("2609.3")]
