@@ -24,6 +24,7 @@ words covers it just as well as one that spells it.
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -71,6 +72,7 @@ class Doc:
     week: int
     title: str
     abstract: str
+    category: str = ""  # primary arXiv category
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,7 @@ class Emerging:
     papers: tuple[str, ...]  # this week's paper ids, in the order given
     query: str
     slug: str
+    categories: tuple[str, ...] = ()  # the papers' commonest primary categories
 
     @property
     def line(self) -> str:
@@ -108,6 +111,8 @@ class Emerging:
             "papers": list(self.papers),
             "query": self.query,
             "slug": self.slug,
+            "categories": list(self.categories),
+            "add_command": add_command(self),
             "line": self.line,
         }
 
@@ -118,6 +123,7 @@ class Emerging:
             previous=int(data["previous"]), weekly=tuple(int(n) for n in data["weekly"]),
             p_value=float(data["p_value"]), papers=tuple(data["papers"]),
             query=str(data["query"]), slug=str(data["slug"]),
+            categories=tuple(data.get("categories", ())),
         )  # fmt: skip
 
 
@@ -165,19 +171,19 @@ def detect_emerging(
     """The emerging phrases of week `weeks - 1`, most significant first (at most
     `rule.limit`). `topic_papers`: each active topic's paper ids of the tested week."""
     counted = count_phrases(docs, min_count=rule.spike.min_count, weeks=weeks)
-    texts = {d.id: (d.title, d.abstract) for d in docs if d.week == weeks - 1}
-    return decide_emerging(counted, texts=texts, rule=rule, topic_papers=topic_papers)
+    current = {d.id: d for d in docs if d.week == weeks - 1}
+    return decide_emerging(counted, current=current, rule=rule, topic_papers=topic_papers)
 
 
 def decide_emerging(
     counted: PhraseCounts,
     *,
-    texts: Mapping[str, tuple[str, str]],
+    current: Mapping[str, Doc],
     rule: EmergingRule,
     topic_papers: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Emerging]:
     """Test, collapse, drop what topics cover, word and rank: counts -> `Emerging`s.
-    `texts`: this week's (title, abstract) by paper id, for how papers spell a phrase."""
+    `current`: this week's papers by id (how they spell a phrase, their categories)."""
     tested, total_recent, total_prev = counted.tested, counted.total_recent, counted.total_prev
     if not tested or not total_prev:
         return []
@@ -199,16 +205,27 @@ def decide_emerging(
     kept.sort(key=lambda p: (q[p], -tested[p].recent, p))
     found = []
     for p in kept[: rule.limit]:
-        form = surface_form(p, (t for i in papers[p] for t in texts.get(i, ())))
+        mine = [current[i] for i in papers[p] if i in current]
+        form = surface_form(p, (t for d in mine for t in (d.title, d.abstract)))
+        cats = Counter(d.category for d in mine if d.category)
         c = tested[p]
         found.append(
             Emerging(
                 phrase=form, words=p, count=c.recent, previous=c.previous, weekly=c.weekly,
                 p_value=q[p], papers=tuple(papers[p]), query=suggested_query(form),
                 slug=suggested_slug(form),
+                categories=tuple(sorted(cat for cat, _ in cats.most_common(3))),
             )
         )  # fmt: skip
     return found
+
+
+def add_command(item: Emerging) -> str:
+    """The one command that turns a suggestion into a catalog topic (shell-quoted)."""
+    words = ["papertide", "topics", "add", item.slug, "--name", item.phrase, "--query", item.query]
+    for category in item.categories or ("cs.LG",):
+        words += ["--category", category]
+    return shlex.join(words)
 
 
 def _history_counts(
