@@ -11,15 +11,15 @@ Cost: every n-gram of every paper would be ~27 million tuples for 60,000 papers,
 tested week is counted in full (its papers only) and the history only for the candidate
 phrases, each history paper's n-grams intersected with the candidate set in C.
 
-Then (1) sub- and super-phrases of one burst collapse into one: when the longer phrase
-holds at least `same_burst_pct` of the shorter one's papers this week, the longer one
-stays ('test-time scaling' over 'test-time' and 'time scaling'), otherwise the shorter,
-broader one does; (2) phrases a catalog topic already covers are dropped: a topic covers
-a phrase when it holds at least `cover_pct` of the phrase's papers this week, unless the
-topic holds `broad_topic_pct` of all the week's papers (a catch-all like `cat:cs.LG`
-would "cover" every phrase and so names none). Papers, not queries, decide coverage:
-the engine already filed them, and a query that finds the phrase's papers through other
-words covers it just as well as one that spells it.
+Then (1) sub- and super-phrases of one burst collapse into one: a shorter phrase whose
+rise is gone once the longer phrase's papers are taken out is the same burst, and only
+the longer one stays ('test-time scaling' over 'test-time' and 'time scaling'); (2)
+phrases a catalog topic already covers are dropped: a topic covers a phrase when it
+holds at least `cover_pct` of the phrase's papers this week, unless the topic holds
+`broad_topic_pct` of all the week's papers (a catch-all like `cat:cs.LG` would "cover"
+every phrase and so names none). Papers, not queries, decide coverage: the engine
+already filed them, and a query that finds the phrase's papers through other words
+covers it just as well as one that spells it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,14 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from bot.catalog.momentum import CHART_WEEKS, SpikeRule, TopicCounts, share_rise_pct, share_test
+from bot.catalog.momentum import (
+    CHART_WEEKS,
+    SpikeRule,
+    TopicCounts,
+    binomial_sf,
+    share_rise_pct,
+    share_test,
+)
 from bot.catalog.phrases import (
     Phrase,
     count_known,
@@ -200,7 +207,7 @@ def decide_emerging(
     for paper_id, phrases in counted.held.items():
         for p in significant.intersection(phrases):
             papers[p].append(paper_id)
-    kept = _collapse(significant, papers, rule.same_burst_pct)
+    kept = _collapse(significant, counted, papers, rule)
     kept = [p for p in kept if not _covered(papers[p], topic_papers or {}, total_recent, rule)]
     kept.sort(key=lambda p: (q[p], -tested[p].recent, p))
     found = []
@@ -250,17 +257,29 @@ def _history_counts(
 
 
 def _collapse(
-    significant: set[Phrase], papers: Mapping[Phrase, list[str]], same_burst_pct: float
+    significant: set[Phrase],
+    counted: PhraseCounts,
+    papers: Mapping[Phrase, list[str]],
+    rule: EmergingRule,
 ) -> list[Phrase]:
-    """One phrase per burst: the longer when it holds most of the shorter's papers."""
+    """One phrase per burst. A shorter phrase inside a longer significant one is the same
+    burst when, without the longer one's papers (this week and before), it no longer
+    passes the rule: then only the longer one stays ('test-time scaling', not
+    'test-time'). Otherwise the shorter one rises on its own and stays; the longer one
+    then goes too unless it holds `same_burst_pct` of the shorter one's papers."""
+    tested, recent, previous = counted.tested, counted.total_recent, counted.total_prev
+    p0 = recent / (recent + previous)
     dropped: set[Phrase] = set()
     for long in sorted(significant, key=lambda p: (-len(p), p)):
         for short in sub_phrases(long):
             if short not in significant:
                 continue
-            if 100.0 * len(papers[long]) >= same_burst_pct * len(papers[short]):
+            s, lo = tested[short], tested[long]
+            rest = TopicCounts(s.recent - lo.recent, s.previous - lo.previous)
+            p_rest = binomial_sf(rest.recent, rest.recent + rest.previous, p0)
+            if not rule.spike.holds(p_rest, rest.recent, share_rise_pct(rest, recent, previous)):
                 dropped.add(short)
-            else:
+            elif 100.0 * len(papers[long]) < rule.same_burst_pct * len(papers[short]):
                 dropped.add(long)
     return [p for p in significant if p not in dropped]
 
