@@ -45,6 +45,10 @@ class DigestLinks(Protocol):
         """Where a paper links to; `url` is the paper's own (arXiv abs) link."""
         ...
 
+    def emerging_url(self) -> str:
+        """The /emerging page: each rising phrase with its papers."""
+        ...
+
 
 class PublicLinks:
     """`DigestLinks` under one public base URL, on the routes the web app serves."""
@@ -73,6 +77,9 @@ class PublicLinks:
 
     def paper_url(self, paper_id: str, url: str) -> str:
         return url or abs_url(paper_id)
+
+    def emerging_url(self) -> str:
+        return self._urls.emerging()
 
 
 def links_for(settings: Settings) -> PublicLinks:
