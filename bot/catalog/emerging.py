@@ -2,10 +2,12 @@
 
 Over the 12 chart weeks (bot.catalog.momentum), the last week is tested against the
 11 before it with topic momentum's own test (`share_test`: one-sided exact binomial on
-the phrase's share of all new papers, Benjamini-Hochberg across the phrases tested) and
-rule (`SpikeRule.holds`: adjusted p, minimum count, minimum share rise). Only phrases
-with at least the minimum count this week are tested: the others could never be
-reported, and BH over the phrases that can be is the usual independent-filtering step.
+the phrase's share of all new papers, Benjamini-Hochberg) and rule (`SpikeRule.holds`:
+adjusted p, minimum count, minimum share rise). BH's family is every 1-3-gram of the
+tested week, not just those over the minimum count: filtering on this week's count
+picks exactly the chance flukes of rare words, and a family of the survivors alone
+would let them through. The phrases under the minimum count in with p = 1 (they could
+never be reported; a higher p only makes BH more conservative).
 
 Cost: every n-gram of every paper would be ~27 million tuples for 60,000 papers, so the
 tested week is counted in full (its papers only) and the history only for the candidate
@@ -13,7 +15,8 @@ phrases, each history paper's n-grams intersected with the candidate set in C.
 
 Then (1) sub- and super-phrases of one burst collapse into one: a shorter phrase whose
 rise is gone once the longer phrase's papers are taken out is the same burst, and only
-the longer one stays ('test-time scaling' over 'test-time' and 'time scaling'); (2)
+the longer one stays ('test-time scaling' over 'test-time' and 'time scaling'), and a
+phrase most of whose papers belong to a stronger one is that burst too; (2)
 phrases a catalog topic already covers are dropped: a topic covers a phrase when it
 holds at least `cover_pct` of the phrase's papers this week, unless the topic holds
 `broad_topic_pct` of all the week's papers (a catch-all like `cat:cs.LG` would "cover"
@@ -60,7 +63,7 @@ class EmergingRule:
     spike: SpikeRule
     cover_pct: float = 50.0
     broad_topic_pct: float = 25.0
-    same_burst_pct: float = 50.0
+    same_burst_pct: float = 80.0
     limit: int = 20
 
     @classmethod
@@ -143,6 +146,7 @@ class PhraseCounts:
     held: dict[str, set[Phrase]]
     total_recent: int
     total_prev: int
+    family: int  # every n-gram of the tested week: BH's m
 
 
 def count_phrases(docs: Sequence[Doc], *, min_count: int, weeks: int = CHART_WEEKS) -> PhraseCounts:
@@ -165,7 +169,7 @@ def count_phrases(docs: Sequence[Doc], *, min_count: int, weeks: int = CHART_WEE
         )
         for p in candidates
     }
-    return PhraseCounts(tested, held, len(current), len(history))
+    return PhraseCounts(tested, held, len(current), len(history), len(counts))
 
 
 def detect_emerging(
@@ -201,7 +205,10 @@ def decide_emerging(
     def worth(c: TopicCounts) -> bool:
         return rule.spike.holds(0.0, c.recent, rise(c))
 
-    q = share_test(tested, total_recent=total_recent, total_prev=total_prev, worth=worth)
+    q = share_test(
+        tested, total_recent=total_recent, total_prev=total_prev, worth=worth,
+        family=counted.family,
+    )  # fmt: skip
     significant = {p for p, c in tested.items() if rule.spike.holds(q.get(p), c.recent, rise(c))}
     papers: dict[Phrase, list[str]] = {p: [] for p in significant}
     for paper_id, phrases in counted.held.items():
@@ -209,9 +216,9 @@ def decide_emerging(
             papers[p].append(paper_id)
     kept = _collapse(significant, counted, papers, rule)
     kept = [p for p in kept if not _covered(papers[p], topic_papers or {}, total_recent, rule)]
-    kept.sort(key=lambda p: (q[p], -tested[p].recent, p))
+    kept.sort(key=lambda p: (q[p], -tested[p].recent, -len(p), p))
     found = []
-    for p in kept[: rule.limit]:
+    for p in _distinct_bursts(kept, papers, rule.same_burst_pct)[: rule.limit]:
         mine = [current[i] for i in papers[p] if i in current]
         form = surface_form(p, (t for d in mine for t in (d.title, d.abstract)))
         cats = Counter(d.category for d in mine if d.category)
@@ -282,6 +289,20 @@ def _collapse(
             elif 100.0 * len(papers[long]) < rule.same_burst_pct * len(papers[short]):
                 dropped.add(long)
     return [p for p in significant if p not in dropped]
+
+
+def _distinct_bursts(
+    ranked: list[Phrase], papers: Mapping[Phrase, list[str]], same_burst_pct: float
+) -> list[Phrase]:
+    """Drop a phrase when most of its papers (`same_burst_pct`) already belong to a
+    stronger phrase kept: the same papers rising under two names are one burst."""
+    kept: list[tuple[Phrase, set[str]]] = []
+    for phrase in ranked:
+        mine = papers[phrase]
+        if not any(100.0 * sum(i in ids for i in mine) >= same_burst_pct * len(mine)
+                   for _, ids in kept):  # fmt: skip
+            kept.append((phrase, set(mine)))
+    return [phrase for phrase, _ in kept]
 
 
 def _covered(

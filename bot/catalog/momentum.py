@@ -219,6 +219,7 @@ def share_test(
     total_recent: int,
     total_prev: int,
     worth: Callable[[TopicCounts], bool] | None = None,
+    family: int = 0,
 ) -> dict[K, float]:
     """BH-adjusted p-values of the share test for every testable key (see the module doc).
 
@@ -226,6 +227,8 @@ def share_test(
     overall. `worth(counts) is False` gives a key p = 1.0 without summing its tail: it
     still counts in BH's m, and a higher p only makes BH more conservative, so callers
     that could never report that key (emerging phrases under the minimum) lose nothing.
+    `family`: BH's m when more hypotheses were in play than `counts` holds (the others
+    count with p = 1.0); never less than the keys tested.
     """
     if not (total_recent and total_prev):
         return {}
@@ -235,7 +238,8 @@ def share_test(
         binomial_sf(c.recent, c.recent + c.previous, p0) if worth is None or worth(c) else 1.0
         for c in (counts[k] for k in tested)
     ]
-    return dict(zip(tested, benjamini_hochberg(raw), strict=True))
+    padded = raw + [1.0] * max(0, family - len(raw))
+    return dict(zip(tested, benjamini_hochberg(padded), strict=False))
 
 
 def compute_momentum(

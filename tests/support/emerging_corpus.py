@@ -12,11 +12,28 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.catalog.emerging import Doc
+from bot.store.models import Paper
 from tests.support.match_corpus import Vocabulary
 
-_NEW = "zyl quor vex plim drav snor blen trux gowl frim kelp mosk".split()
+_NEW = [
+    "zyl",
+    "quor",
+    "vex",
+    "plim",
+    "drav",
+    "snor",
+    "blen",
+    "trux",
+    "gowl",
+    "frim",
+    "kelp",
+    "mosk",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +97,7 @@ def planted_corpus(
     for week in range(weeks):
         carriers: dict[int, list[int]] = {}
         for b, size in enumerate(burst_size):
-            if week == last:
-                count = size
-            else:
-                count = rng.randint(0, 1) if trickle[b] else 0
+            count = size if week == last else rng.randint(0, 1) if trickle[b] else 0
             for paper in rng.sample(range(per_week), count):
                 carriers.setdefault(paper, []).append(b)
         for i in range(per_week):
@@ -104,3 +118,52 @@ def planted_corpus(
                 abstract = f"{abstract} We study {', '.join(extra)}."
             docs.append(Doc(pid, week, title, abstract, "cs.LG"))
     return Planted(docs, burst_list, decoy_list, burst_papers)
+
+
+# --- a small store-side corpus: flat background, one burst, one decoy -----------------
+
+_BACKGROUND = (
+    "Graph neural network methods for molecule property prediction",
+    "Sparse attention kernels for long context language models",
+    "Bayesian optimisation of robot controllers under noise",
+    "Federated learning with differential privacy guarantees",
+    "Contrastive pretraining of speech encoders",
+    "Quantum circuit compilation with reinforcement learning",
+)
+BURST_WORDS = ("test", "time", "scaling")
+DECOY_WORDS = ("graph", "neural", "network")
+
+
+async def seed_burst(
+    sessions: async_sessionmaker[AsyncSession],
+    as_of: datetime,
+    *,
+    per_week: int = 24,
+    burst: int = 8,
+    burst_title: str = "Test-Time Scaling for {i}",
+) -> list[str]:
+    """12 weeks of flat papers ending at `as_of` (every third one about the decoy, graph
+    neural networks, in every week alike) and `burst` papers about test-time scaling in
+    the last week only. Returns the burst papers' ids."""
+    start = as_of - timedelta(weeks=12)
+    burst_ids = []
+    async with sessions() as session, session.begin():
+        for week in range(12):
+            monday = start + timedelta(weeks=week)
+            count = per_week + (burst if week == 11 else 0)
+            for i in range(count):
+                pid = f"2611.{week:02d}{i:03d}"
+                is_burst = week == 11 and i >= per_week
+                title = burst_title.format(i=i) if is_burst else _BACKGROUND[i % len(_BACKGROUND)]
+                when = monday + timedelta(hours=1 + i)
+                session.add(
+                    Paper(
+                        id=pid, title=title, abstract=f"{title}. Paper number {week}-{i}.",
+                        authors=[{"name": f"Author {i}", "affiliations": []}],
+                        categories=["cs.LG"], primary_category="cs.LG",
+                        published=when, updated=when,
+                    )
+                )  # fmt: skip
+                if is_burst:
+                    burst_ids.append(pid)
+    return burst_ids
