@@ -84,7 +84,7 @@ def planted_corpus(
     rng = random.Random(seed)
     vocab = vocab or Vocabulary(rng, size=20_000)
     burst_list = list(dict.fromkeys(_burst_phrase(rng, vocab, i) for i in range(bursts)))
-    decoy_list = [
+    decoy_list: list[tuple[str, ...]] = [
         (rng.choice(vocab.words[100:2000]), f"{rng.choice(_NEW)}{rng.choice(_NEW)}d{i}")
         for i in range(decoys)
     ]
