@@ -39,7 +39,7 @@ from bot.catalog.emerging import (
     detect_emerging,
 )
 from bot.catalog.momentum import CHART_WEEKS, SpikeRule, TopicCounts
-from bot.catalog.phrases import Phrase, is_phrase, paper_grams, segments_of
+from bot.catalog.phrases import Phrase, Segments, is_phrase, paper_grams, segments_of
 from tests.support.emerging_corpus import Planted, planted_corpus
 
 RULE = EmergingRule(SpikeRule(0.01, 5, 50.0), limit=1000)
@@ -49,12 +49,12 @@ def naive_detect(docs: list[Doc]) -> list[Emerging]:
     """Every n-gram of every paper counted, per week; then the same decision."""
     last = CHART_WEEKS - 1
     per_week: list[Counter[Phrase]] = [Counter() for _ in range(CHART_WEEKS)]
-    held: dict[str, set[Phrase]] = {}
+    held: dict[str, Segments] = {}
     for d in docs:
-        grams = paper_grams(segments_of(d.title, d.abstract))
-        per_week[d.week].update(grams)
+        segments = segments_of(d.title, d.abstract)
+        per_week[d.week].update(paper_grams(segments))
         if d.week == last:
-            held[d.id] = grams
+            held[d.id] = segments
     recent = per_week[last]
     tested = {
         p: TopicCounts(n, sum(w[p] for w in per_week[:last]), tuple(w[p] for w in per_week))

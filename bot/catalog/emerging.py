@@ -34,21 +34,21 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
+from bot.catalog.bursts import collapse, covered, distinct_bursts
 from bot.catalog.momentum import (
     CHART_WEEKS,
     SpikeRule,
     TopicCounts,
-    binomial_sf,
     share_rise_pct,
     share_test,
 )
 from bot.catalog.phrases import (
     Phrase,
+    Segments,
     count_known,
     is_phrase,
     paper_grams,
     segments_of,
-    sub_phrases,
     suggested_query,
     suggested_slug,
     surface_form,
@@ -143,7 +143,8 @@ class PhraseCounts:
     week) and the n-grams of each of this week's papers."""
 
     tested: dict[Phrase, TopicCounts]
-    held: dict[str, set[Phrase]]
+    # This week's papers as words: their n-gram sets would take ~40 KB a paper.
+    held: dict[str, Segments]
     total_recent: int
     total_prev: int
     family: int  # every n-gram of the tested week: BH's m
@@ -155,10 +156,10 @@ def count_phrases(docs: Sequence[Doc], *, min_count: int, weeks: int = CHART_WEE
     last = weeks - 1
     current = [d for d in docs if d.week == last]
     history = [d for d in docs if 0 <= d.week < last]
-    held = {d.id: paper_grams(segments_of(d.title, d.abstract)) for d in current}
+    held = {d.id: segments_of(d.title, d.abstract) for d in current}
     counts: Counter[Phrase] = Counter()
-    for grams in held.values():
-        counts.update(grams)
+    for segments in held.values():
+        counts.update(paper_grams(segments))
     candidates = {p for p, n in counts.items() if n >= min_count and is_phrase(p)}
     per_week = _history_counts(history, candidates, weeks)
     tested = {
@@ -211,14 +212,23 @@ def decide_emerging(
     )  # fmt: skip
     significant = {p for p, c in tested.items() if rule.spike.holds(q.get(p), c.recent, rise(c))}
     papers: dict[Phrase, list[str]] = {p: [] for p in significant}
-    for paper_id, phrases in counted.held.items():
-        for p in significant.intersection(phrases):
+    for paper_id, segments in counted.held.items():
+        for p in significant.intersection(paper_grams(segments)):
             papers[p].append(paper_id)
-    kept = _collapse(significant, counted, papers, rule)
-    kept = [p for p in kept if not _covered(papers[p], topic_papers or {}, total_recent, rule)]
+    kept = collapse(
+        significant, tested, papers, totals=(total_recent, total_prev), spike=rule.spike,
+        same_burst_pct=rule.same_burst_pct,
+    )  # fmt: skip
+    topics, week_total = topic_papers or {}, total_recent
+    cover, broad = rule.cover_pct, rule.broad_topic_pct
+    kept = [
+        p
+        for p in kept
+        if not covered(papers[p], topics, week_total, cover_pct=cover, broad_topic_pct=broad)
+    ]
     kept.sort(key=lambda p: (q[p], -tested[p].recent, -len(p), p))
     found = []
-    for p in _distinct_bursts(kept, papers, rule.same_burst_pct)[: rule.limit]:
+    for p in distinct_bursts(kept, papers, rule.same_burst_pct)[: rule.limit]:
         mine = [current[i] for i in papers[p] if i in current]
         form = surface_form(p, (t for d in mine for t in (d.title, d.abstract)))
         cats = Counter(d.category for d in mine if d.category)
@@ -261,61 +271,3 @@ def _history_counts(
         found.update({(w,): n for w, n in Counter(chain.from_iterable(one_sets)).items()})
         per_week.append(found)
     return per_week
-
-
-def _collapse(
-    significant: set[Phrase],
-    counted: PhraseCounts,
-    papers: Mapping[Phrase, list[str]],
-    rule: EmergingRule,
-) -> list[Phrase]:
-    """One phrase per burst. A shorter phrase inside a longer significant one is the same
-    burst when, without the longer one's papers (this week and before), it no longer
-    passes the rule: then only the longer one stays ('test-time scaling', not
-    'test-time'). Otherwise the shorter one rises on its own and stays; the longer one
-    then goes too unless it holds `same_burst_pct` of the shorter one's papers."""
-    tested, recent, previous = counted.tested, counted.total_recent, counted.total_prev
-    p0 = recent / (recent + previous)
-    dropped: set[Phrase] = set()
-    for long in sorted(significant, key=lambda p: (-len(p), p)):
-        for short in sub_phrases(long):
-            if short not in significant:
-                continue
-            s, lo = tested[short], tested[long]
-            rest = TopicCounts(s.recent - lo.recent, s.previous - lo.previous)
-            p_rest = binomial_sf(rest.recent, rest.recent + rest.previous, p0)
-            if not rule.spike.holds(p_rest, rest.recent, share_rise_pct(rest, recent, previous)):
-                dropped.add(short)
-            elif 100.0 * len(papers[long]) < rule.same_burst_pct * len(papers[short]):
-                dropped.add(long)
-    return [p for p in significant if p not in dropped]
-
-
-def _distinct_bursts(
-    ranked: list[Phrase], papers: Mapping[Phrase, list[str]], same_burst_pct: float
-) -> list[Phrase]:
-    """Drop a phrase when most of its papers (`same_burst_pct`) already belong to a
-    stronger phrase kept: the same papers rising under two names are one burst."""
-    kept: list[tuple[Phrase, set[str]]] = []
-    for phrase in ranked:
-        mine = papers[phrase]
-        if not any(100.0 * sum(i in ids for i in mine) >= same_burst_pct * len(mine)
-                   for _, ids in kept):  # fmt: skip
-            kept.append((phrase, set(mine)))
-    return [phrase for phrase, _ in kept]
-
-
-def _covered(
-    ids: Sequence[str],
-    topic_papers: Mapping[str, frozenset[str]],
-    week_total: int,
-    rule: EmergingRule,
-) -> bool:
-    """Whether a specific catalog topic already holds most of the phrase's papers."""
-    for held in topic_papers.values():
-        if 100.0 * len(held) >= rule.broad_topic_pct * week_total:
-            continue
-        inside = sum(1 for i in ids if i in held)
-        if 100.0 * inside >= rule.cover_pct * len(ids):
-            return True
-    return False
