@@ -140,7 +140,7 @@ class Emerging:
 @dataclass(frozen=True, slots=True)
 class PhraseCounts:
     """What the test needs: each candidate's counts (this week, the weeks before, per
-    week) and the n-grams of each of this week's papers."""
+    week), this week's papers as words, the totals and BH's family size."""
 
     tested: dict[Phrase, TopicCounts]
     # This week's papers as words: their n-gram sets would take ~40 KB a paper.
