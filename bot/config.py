@@ -180,6 +180,16 @@ class Settings(BaseSettings):
     spike_min_rise_pct: float = Field(
         50.0, description="Minimum rise of the topic's share, in percent"
     )
+    emerging_min_count: int = Field(
+        5, ge=2, description="Minimum papers this week for an emerging phrase"
+    )
+    emerging_cover_pct: float = Field(
+        50.0,
+        gt=0,
+        le=100,
+        description="A topic holding this share of a phrase's papers covers it (not emerging)",
+    )
+    emerging_limit: int = Field(20, ge=1, description="Most emerging phrases kept per week")
 
     # Ask about a topic: answers from the papers; a model is optional
     llm_url: str | None = Field(

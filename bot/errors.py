@@ -32,6 +32,7 @@ class TopicsFileError(PapertideError):
         what = f" [{field}]" if field else ""
         super().__init__(f"{where}{what}: {message}")
         self.path = path
+        self.message = message
         self.line = line
         self.field = field
 

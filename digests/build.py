@@ -11,9 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from bot.catalog.emerging import Emerging
 from bot.catalog.momentum import Momentum
 
 MAX_SUGGESTIONS = 3
+MAX_EMERGING = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,7 @@ class WeekData:
     papers_by_topic: Mapping[str, Sequence[str]]  # slug -> paper ids published this week
     papers: Mapping[str, DigestPaper] = field(default_factory=dict)
     universe: str = ""
+    emerging: tuple[Emerging, ...] = ()  # rising phrases no topic covers, strongest first
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +133,7 @@ class Digest:
     alerts: tuple[AlertInfo, ...]
     follows_nothing: bool
     missed: tuple[MissedPaper, ...] = ()  # "You may have missed", from the person's taste
+    emerging: tuple[Emerging, ...] = ()
 
     @property
     def quiet(self) -> bool:
@@ -212,6 +216,7 @@ def build_digest(data: RecipientData, week: WeekData, *, papers_per_topic: int) 
         alerts=data.alerts,
         follows_nothing=not data.follows and not data.alerts,
         missed=data.taste.missed if data.taste is not None else (),
+        emerging=week.emerging[:MAX_EMERGING],
     )
     if digest.quiet and not data.recipient.send_quiet_week:
         return None

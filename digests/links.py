@@ -54,6 +54,10 @@ class DigestLinks(Protocol):
         `token`: a page with one button, since mail scanners follow every link."""
         ...
 
+    def emerging_url(self) -> str:
+        """The /emerging page: each rising phrase with its papers."""
+        ...
+
 
 class PublicLinks:
     """`DigestLinks` under one public base URL, on the routes the web app serves."""
@@ -88,6 +92,10 @@ class PublicLinks:
 
     def react_url(self, token: str, paper_id: str, leaning: str) -> str:
         return self._urls.react(token, paper_id, leaning)
+        ...
+
+    def emerging_url(self) -> str:
+        return self._urls.emerging()
 
 
 def links_for(settings: Settings) -> PublicLinks:

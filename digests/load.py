@@ -21,6 +21,7 @@ from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from bot.catalog.emerging_store import compute_emerging, read_emerging
 from bot.catalog.momentum import digest_as_of
 from bot.catalog.stats import load_momentum_and_universe
 from bot.config import Settings
@@ -67,7 +68,8 @@ def _digest_paper_from_row(row: Mapping[Any, Any]) -> DigestPaper:
 
 
 async def load_week(*, session: AsyncSession, week: str, settings: Settings) -> WeekData:
-    """Momentum as of the week's end, and every active topic's papers published that week."""
+    """Momentum as of the week's end, every active topic's papers published that week,
+    and the week's emerging phrases."""
     as_of = digest_as_of(week)
     start = as_of - timedelta(days=7)
     momentum, universe = await load_momentum_and_universe(
@@ -99,7 +101,14 @@ async def load_week(*, session: AsyncSession, week: str, settings: Settings) -> 
     )
     for slug, paper_id in rows:
         by_topic[slug].append(paper_id)
-    return WeekData(week, as_of, topics, momentum, dict(by_topic), papers, universe)
+    # The leader stores each week's final phrases at its first poll after the week; a
+    # store without them (no poll since) computes them here, read-only.
+    emerging = await read_emerging(session=session, week=week)
+    if emerging is None or not emerging.complete:
+        emerging = await compute_emerging(session=session, week=week, now=as_of, settings=settings)
+    return WeekData(
+        week, as_of, topics, momentum, dict(by_topic), papers, universe, emerging.phrases
+    )
 
 
 async def load_recipients(

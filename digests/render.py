@@ -22,6 +22,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from bot.catalog.emerging import Emerging
 from bot.catalog.momentum import Momentum, chart_weeks, momentum_line
 from bot.outbox.payloads import EmailPayload
 from bot.templating import environment, read_static, render
@@ -138,6 +139,9 @@ class DigestRenderer:
                 key = ("spikes", ext, week, heading, tuple(s.slug for s in items))
                 spikes = (heading, items, with_chart, labels, universe)
                 head.append(self._cached(key, "_spikes", ext, self._spikes, *spikes))
+        if digest.emerging:
+            rising = ("emerging", ext, week, tuple(e.words for e in digest.emerging))
+            head.append(self._cached(rising, "_emerging", ext, self._emerging, digest.emerging))
         tail = []
         if digest.missed:
             missed = [
@@ -207,6 +211,9 @@ class DigestRenderer:
     ) -> dict[str, Any]:
         spikes = [self._spike(s, labels, universe) for s in items]
         return {"heading": heading, "with_chart": with_chart, "spikes": spikes}
+
+    def _emerging(self, items: tuple[Emerging, ...]) -> dict[str, Any]:
+        return {"items": [e.line for e in items], "url": self.links.emerging_url()}
 
     def _spike(self, item: SpikeItem, labels: list[str], universe: str) -> dict[str, Any]:
         return {

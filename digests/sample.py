@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from bot.catalog.emerging import Emerging
 from bot.catalog.momentum import SpikeRule, TopicCounts, compute_momentum, digest_as_of
 from digests.build import AlertInfo, DigestPaper, Recipient, RecipientData, TopicInfo, WeekData
 
@@ -68,6 +69,20 @@ def sample_week(week: str = "2026-W39", *, topics: int = 6, papers_per_topic: in
         papers_by_topic=by_topic,
         papers=papers,
         universe="cs, stat and eess",
+        emerging=(
+            Emerging(
+                phrase="test-time scaling",
+                words=("test", "time", "scaling"),
+                count=9,
+                previous=0,
+                weekly=(0,) * 11 + (9,),
+                p_value=1e-9,
+                papers=(),
+                query='ti:"test-time scaling" OR abs:"test-time scaling"',
+                slug="test-time-scaling",
+                categories=("cs.LG",),
+            ),
+        ),
     )
 
 

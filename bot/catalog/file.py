@@ -8,19 +8,23 @@
     related = ["agentic-rl", "credit-assignment-in-rl"]
     description = "optional"
 
-Errors name the file, the line and the field (`TopicsFileError`). Pure: reading the
-file is its only I/O; bot/catalog/sync.py puts the catalog into the store.
+Errors name the file, the line and the field (`TopicsFileError`). Reading the file is
+its only I/O, but for `append_topic` (`papertide topics add`), which writes it;
+bot/catalog/sync.py puts the catalog into the store.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.errors import TopicsFileError
+from bot.errors import QueryError, TopicsFileError
+from bot.matching.query import check_query
 
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _CATEGORY = re.compile(r"^[a-z-]+(?:\.[A-Za-z-]+)?$")
@@ -134,3 +138,51 @@ def _validate(table: dict[str, Any], where: str, line_of: Any) -> TopicSpec:
 def all_categories(topics: list[TopicSpec]) -> tuple[str, ...]:
     """The union of the topics' categories, sorted: what the arXiv sources poll."""
     return tuple(sorted({c for t in topics for c in t.categories}))
+
+
+def _toml_string(value: str) -> str:
+    # A literal string reads best ('ti:"a b"'); otherwise a JSON string, which is a
+    # valid TOML basic string (same escapes, \uXXXX included).
+    if "'" not in value and value.isprintable():
+        return f"'{value}'"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def topic_toml(spec: TopicSpec) -> str:
+    """One `[[topic]]` table for `spec`, as `load_topics` reads it back."""
+    lines = [
+        "[[topic]]",
+        f"slug = {_toml_string(spec.slug)}",
+        f"name = {_toml_string(spec.name)}",
+        f"categories = [{', '.join(map(_toml_string, spec.categories))}]",
+        f"query = {_toml_string(spec.query)}",
+    ]
+    if spec.related:
+        lines.append(f"related = [{', '.join(map(_toml_string, spec.related))}]")
+    if spec.description:
+        lines.append(f"description = {_toml_string(spec.description)}")
+    return "\n".join(lines) + "\n"
+
+
+def append_topic(path: Path, spec: TopicSpec) -> None:
+    """Add `spec` to the catalog file, checked first: the file is the catalog's source of
+    truth (a topic only in the store would go inactive at the next sync). The new text
+    is validated as a whole and replaces the file atomically, so a bad topic leaves the
+    file as it was."""
+    where = str(path)
+    try:
+        check_query(spec.query)
+    except QueryError as exc:
+        raise TopicsFileError(where, f"query {spec.query!r}: {exc}", field="query") from exc
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if any(t.slug == spec.slug for t in (load_topics(path) if text.strip() else [])):
+        raise TopicsFileError(where, f"slug {spec.slug!r} is already in the catalog", field="slug")
+    new_text = text + ("" if not text or text.endswith("\n") else "\n") + "\n" + topic_toml(spec)
+    scratch = path.with_name(f".{path.name}.new")
+    scratch.write_text(new_text, encoding="utf-8")
+    try:
+        load_topics(scratch)
+    except TopicsFileError as exc:
+        scratch.unlink()
+        raise TopicsFileError(where, exc.message, field=exc.field) from exc
+    os.replace(scratch, path)

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.config import Settings
 from bot.errors import PapertideError
@@ -47,6 +47,16 @@ class SpikeRule:
     @classmethod
     def from_settings(cls, settings: Settings) -> SpikeRule:
         return cls(settings.spike_p_value, settings.spike_min_count, settings.spike_min_rise_pct)
+
+    def holds(self, q: float | None, recent: int, rise: float | None) -> bool:
+        """Whether a tested count with BH-adjusted `q` and share rise `rise` is a spike."""
+        return (
+            q is not None
+            and q < self.alpha
+            and recent >= self.min_count
+            and rise is not None
+            and rise >= self.min_rise_pct
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +210,38 @@ def share_rise_pct(counts: TopicCounts, total_recent: int, total_prev: int) -> f
     return (share_now / share_before - 1.0) * 100.0
 
 
+K = TypeVar("K", bound=Hashable)
+
+
+def share_test(
+    counts: Mapping[K, TopicCounts],
+    *,
+    total_recent: int,
+    total_prev: int,
+    worth: Callable[[TopicCounts], bool] | None = None,
+    family: int = 0,
+) -> dict[K, float]:
+    """BH-adjusted p-values of the share test for every testable key (see the module doc).
+
+    A key is tested when it has papers in either window and both windows have papers
+    overall. `worth(counts) is False` gives a key p = 1.0 without summing its tail: it
+    still counts in BH's m, and a higher p only makes BH more conservative, so callers
+    that could never report that key (emerging phrases under the minimum) lose nothing.
+    `family`: BH's m when more hypotheses were in play than `counts` holds (the others
+    count with p = 1.0); never less than the keys tested.
+    """
+    if not (total_recent and total_prev):
+        return {}
+    p0 = total_recent / (total_recent + total_prev)
+    tested = [k for k, c in counts.items() if c.recent + c.previous > 0]
+    raw = [
+        binomial_sf(c.recent, c.recent + c.previous, p0) if worth is None or worth(c) else 1.0
+        for c in (counts[k] for k in tested)
+    ]
+    padded = raw + [1.0] * max(0, family - len(raw))
+    return dict(zip(tested, benjamini_hochberg(padded), strict=False))
+
+
 def compute_momentum(
     counts: Mapping[str, TopicCounts], *, total_recent: int, total_prev: int, rule: SpikeRule
 ) -> dict[str, Momentum]:
@@ -208,30 +250,16 @@ def compute_momentum(
     A topic is tested when it has papers in either window and both windows have papers
     overall; the others get `p_value=None` and never spike.
     """
-    p0 = total_recent / (total_recent + total_prev) if total_recent and total_prev else None
-    tested = [s for s, c in counts.items() if p0 is not None and c.recent + c.previous > 0]
-    raw = [
-        binomial_sf(counts[s].recent, counts[s].recent + counts[s].previous, p0 or 0.0)
-        for s in tested
-    ]
-    adjusted = dict(zip(tested, benjamini_hochberg(raw), strict=True))
+    adjusted = share_test(counts, total_recent=total_recent, total_prev=total_prev)
     result: dict[str, Momentum] = {}
     for slug, c in counts.items():
         q = adjusted.get(slug)
-        rise = share_rise_pct(c, total_recent, total_prev)
-        spiking = (
-            q is not None
-            and q < rule.alpha
-            and c.recent >= rule.min_count
-            and rise is not None
-            and rise >= rule.min_rise_pct
-        )
         result[slug] = Momentum(
             count_4w=c.recent,
             count_prev_4w=c.previous,
             change_pct=change_pct(c.recent, c.previous),
             share_pct=round(100.0 * c.recent / total_recent, 2) if total_recent else 0.0,
-            spiking=spiking,
+            spiking=rule.holds(q, c.recent, share_rise_pct(c, total_recent, total_prev)),
             p_value=q,
             weekly=tuple(c.weekly),
         )

@@ -17,6 +17,7 @@ from bot.cli import (
     core,
     demo,
     digest,
+    emerging,
     ingest,
     interests,
     people,
@@ -38,6 +39,8 @@ app.command("poll")(ingest.poll)
 app.command("backfill")(ingest.backfill)
 app.command("status")(ingest.status)
 app.add_typer(ingest.papers, name="papers")
+ingest.topics.command("emerging")(emerging.emerging)
+ingest.topics.command("add")(emerging.add)
 app.add_typer(ingest.topics, name="topics")
 app.add_typer(query.query, name="query")
 app.command("ask")(ask.ask)

@@ -21,6 +21,8 @@ from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.ask.service import Asker
+from bot.catalog.emerging_store import EmergingReport, ensure_emerging, refresh_emerging
+from bot.catalog.momentum import last_complete_week
 from bot.catalog.sync import SyncReport, sync_catalog
 from bot.chat.commands import CommandDeps
 from bot.config import Settings
@@ -119,6 +121,16 @@ class Papertide:
             http=self.sources_http(),
             on_progress=on_progress,
         )
+
+    async def refresh_emerging(self, now: datetime | None = None) -> EmergingReport:
+        """This week's emerging phrases, recomputed and stored; last week's made final
+        once (the leader's job after polls that stored papers)."""
+        now = now or utcnow()
+        sessions, settings = self.store.sessions, self.settings
+        await ensure_emerging(
+            sessions=sessions, week=last_complete_week(now), now=now, settings=settings
+        )
+        return await refresh_emerging(sessions=sessions, now=now, settings=settings)
 
     # --- digests ----------------------------------------------------------------------------
 
@@ -279,7 +291,12 @@ class Papertide:
                 log.info("service.stop")
 
     async def _poll_job(self, source_name: str) -> None:
-        await self.poll(source_name)
+        result = await self.poll(source_name)
+        if result.new or result.updated:
+            try:
+                await self.refresh_emerging()
+            except Exception:  # the next poll tries again; the poll itself succeeded
+                log.exception("emerging.refresh_failed", extra={"source": source_name})
 
 
 async def _close_channels(channels: Mapping[Platform, Channel]) -> None:

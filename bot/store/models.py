@@ -257,3 +257,17 @@ class ProcessedEvent(SQLModel, table=True):
     event_id: str = Field(primary_key=True, max_length=128)
     platform: str = Field(max_length=16)
     seen_at: datetime = _when(nullable=False, index=True)
+
+
+class EmergingWeek(SQLModel, table=True):
+    """The emerging phrases of one ISO week (bot/catalog/emerging.py), computed by the
+    leader after polls so that pages, commands and digests only read them."""
+
+    __tablename__ = "emerging_week"
+
+    week: str = Field(primary_key=True, max_length=10)  # '2026-W39'
+    computed_at: datetime = _when(nullable=False)
+    # Computed after the week ended: final. Until then, recomputed after each poll.
+    complete: bool = False
+    papers: int = 0  # the week's papers when computed
+    phrases: list[dict[str, Any]] = _json(default_factory=list)  # Emerging.to_json() each

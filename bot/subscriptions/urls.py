@@ -12,6 +12,7 @@ TOPICS = "/topics"
 TOPIC = "/topics/{slug}"
 TOPIC_FEED = "/topics/{slug}.atom"
 TOPIC_ASK = "/topics/{slug}/ask"
+EMERGING = "/emerging"
 SUBSCRIBE = "/subscribe"
 SUBSCRIBE_SENT = "/subscribe/sent"
 CONFIRM = "/confirm/{token}"
@@ -105,6 +106,9 @@ class PublicUrls:
 
     def topic_feed(self, slug: str) -> str:
         return self.absolute(TOPIC_FEED.format(slug=_slug(slug)))
+
+    def emerging(self) -> str:
+        return self.absolute(EMERGING)
 
     def confirm(self, token: str) -> str:
         return self.absolute(confirm_path(token))

@@ -24,7 +24,7 @@ from bot.subscriptions import urls
 from bot.subscriptions.tokens import TokenError
 from bot.templating import read_static
 from bot.timeutil import utcnow
-from bot.web import ask_pages, email_pages, ops, reaction_pages, topics
+from bot.web import ask_pages, email_pages, emerging_page, ops, reaction_pages, topics
 from bot.web.common import (
     DEPS,
     SECURITY_HEADERS,
@@ -149,6 +149,7 @@ def build_web_app(
     topic, feed = urls.TOPIC.format(slug=_SLUG), urls.TOPIC_FEED.format(slug=_SLUG)
     r.add_get(urls.STATIC_CSS, site_css)
     r.add_get(urls.TOPICS, topics.show_topics)
+    r.add_get(urls.EMERGING, emerging_page.show_emerging)
     r.add_get(feed, topics.show_feed)
     r.add_get(urls.TOPIC_ASK.format(slug=_SLUG), ask_pages.show_answer)
     r.add_get(topic, topics.show_topic)

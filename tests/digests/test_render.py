@@ -121,3 +121,19 @@ def test_every_paper_has_reaction_links_signed_for_its_own_recipient() -> None:
         assert text.count(f"/react/react-{person}?") == 2 * shown
         assert f"/react/react-{other}?" not in html + text
         assert "ptslot" not in html + text
+
+
+def test_emerging_section_is_escaped_and_links_the_page() -> None:
+    week = sample_week("2026-W39")
+    hostile = replace(week.emerging[0], phrase="<b>x</b> & y")
+    week = replace(week, emerging=(hostile,))
+    digest = build_digest(sample_recipient(week), week, papers_per_topic=3)
+    assert digest is not None
+    payload = render_digest(digest, links=LINKS, identity=IDENTITY)
+    assert "<b>x</b>" not in payload["html"]
+    assert "&lt;b&gt;x&lt;/b&gt; &amp; y" in payload["html"]
+    assert 'href="https://pt.example.org/emerging"' in payload["html"]
+    assert (
+        "* Emerging: '<b>x</b> & y', 9 papers this week, none in the 11 weeks before"
+        in (payload["text"])
+    )
