@@ -7,15 +7,17 @@ person; `build_digest` decides what the mail says, `digests.render` how it looks
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any, TypeVar
 
 from bot.catalog.emerging import Emerging
 from bot.catalog.momentum import Momentum
 
 MAX_SUGGESTIONS = 3
 MAX_EMERGING = 5
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +98,22 @@ class WeekData:
     papers: Mapping[str, DigestPaper] = field(default_factory=dict)
     universe: str = ""
     emerging: tuple[Emerging, ...] = ()  # rising phrases no topic covers, strongest first
+    # What every recipient's digest derives alike (spiking topics, each topic's papers in
+    # order), computed once per week instead of once per mail; see `derived`.
+    _derived: dict[str, tuple[tuple[object, ...], Any]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def derived(self, name: str, compute: Callable[[], _T]) -> _T:
+        """`compute()`, once for as long as the week's mappings are the same objects
+        (assigning a new mapping to a field, as tests do, computes it afresh)."""
+        basis = (self.topics, self.momentum, self.papers_by_topic, self.papers)
+        hit = self._derived.get(name)
+        if hit is not None and all(a is b for a, b in zip(hit[0], basis, strict=True)):
+            return hit[1]  # type: ignore[no-any-return]
+        value = compute()
+        self._derived[name] = (basis, value)
+        return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,12 +172,16 @@ def _spike_order(item: tuple[str, Momentum]) -> tuple[float, int, str]:
     return (m.p_value if m.p_value is not None else math.inf, -m.count_4w, slug)
 
 
-def select_spikes(data: RecipientData, week: WeekData) -> tuple[SpikeItem, ...]:
-    """The recipient's spiking topics, then up to three spiking topics they do not follow."""
-    spiking = sorted(
+def _spiking(week: WeekData) -> list[tuple[str, Momentum]]:
+    return sorted(
         ((s, m) for s, m in week.momentum.items() if m.spiking and s in week.topics),
         key=_spike_order,
     )
+
+
+def select_spikes(data: RecipientData, week: WeekData) -> tuple[SpikeItem, ...]:
+    """The recipient's spiking topics, then up to three spiking topics they do not follow."""
+    spiking = week.derived("spiking", lambda: _spiking(week))
     theirs = [SpikeItem(s, week.topics[s].name, m, True) for s, m in spiking if s in data.follows]
     others = [
         SpikeItem(s, week.topics[s].name, m, False) for s, m in spiking if s not in data.follows
@@ -185,16 +207,38 @@ def rank_papers(
     return found
 
 
+def _ranked_in(week: WeekData, slug: str, alert_hits: frozenset[str]) -> list[DigestPaper]:
+    """`rank_papers` for a topic of the week: the order without alerts is the same for
+    everyone, so it is sorted once; a recipient's alert hits only move to the front
+    (a stable partition of that order is exactly the full sort)."""
+    orders: dict[str, list[DigestPaper]] = week.derived("ranked", dict)
+    base = orders.get(slug)
+    if base is None:
+        base = orders[slug] = rank_papers(week.papers_by_topic.get(slug, ()), week.papers, _NONE)
+    if not alert_hits or alert_hits.isdisjoint(p.id for p in base):
+        return base
+    return [p for p in base if p.id in alert_hits] + [p for p in base if p.id not in alert_hits]
+
+
+_NONE: frozenset[str] = frozenset()
+
+
 def build_digest(data: RecipientData, week: WeekData, *, papers_per_topic: int) -> Digest | None:
     """The digest for one recipient, or None for a quiet week they chose not to receive."""
     hits = frozenset(p.id for a in data.alerts for p in a.papers)
     sections: list[TopicSection] = []
-    for slug in sorted(data.follows, key=lambda s: _section_order(s, week)):
+    orders: dict[str, tuple[bool, int, str]] = week.derived("section_order", dict)
+    for slug in data.follows:
+        if slug not in orders:
+            orders[slug] = _section_order(slug, week)
+    for slug in sorted(data.follows, key=orders.__getitem__):
         info = week.topics.get(slug)
         if info is None:
             continue  # a topic retired from the catalog since the person followed it
-        scores = data.taste.scores if data.taste is not None else None
-        ranked = rank_papers(week.papers_by_topic.get(slug, ()), week.papers, hits, scores)
+        ranked = _ranked_in(week, slug, hits)
+        if data.taste is not None:  # stable: equal scores keep today's order
+            scores = data.taste.scores
+            ranked = sorted(ranked, key=lambda p: -scores.get(p.id, 0.0))
         shown = tuple(ranked[:papers_per_topic])
         sections.append(
             TopicSection(

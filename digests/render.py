@@ -20,12 +20,13 @@ from datetime import datetime, timedelta
 from email.utils import parseaddr
 from typing import Any
 
+from jinja2 import Template
 from markupsafe import Markup, escape
 
 from bot.catalog.emerging import Emerging
 from bot.catalog.momentum import Momentum, chart_weeks, momentum_line
 from bot.outbox.payloads import EmailPayload
-from bot.templating import environment, read_static, render
+from bot.templating import environment, read_static
 from digests.build import AlertInfo, Digest, DigestPaper, SpikeItem, TopicSection
 from digests.links import DigestLinks
 
@@ -40,6 +41,7 @@ _FIT_LADDER = ((None, None), (3, None), (3, 12), (3, 6), (2, 3), (0, 0))
 # Stands for the recipient's react token in the shared, cached fragments; each digest
 # puts its own token in with one replace (links stay per person, fragments stay shared).
 _REACT_SLOT = "ptslot3react"
+_BODY_SLOT = "ptslotbody"
 _FOOTER_SLOTS = {
     "email": "ptslot0email",
     "manage_url": "ptslot1manage",
@@ -82,6 +84,7 @@ class DigestRenderer:
         self.identity = identity
         self._cache: OrderedDict[tuple[Any, ...], str] = OrderedDict()
         self._cache_size = cache_size
+        self._labels_of: dict[tuple[str, datetime], list[str]] = {}
 
     def render(self, digest: Digest) -> EmailPayload:
         """The email payload `{"to", "subject", "text", "html", "headers"}` of one digest."""
@@ -100,9 +103,8 @@ class DigestRenderer:
             html = (head_html + sections + tail_html).replace(_REACT_SLOT, react)
             if len(html.encode("utf-8")) <= MAX_HTML_BYTES:
                 break
-        shell = environment().get_template("email/digest.html.j2")
-        # Every part is the output of an autoescaped template, so it is markup already.
-        html = shell.render(week=digest.week, body=Markup(html))  # noqa: S704
+        before, after = self._shell(digest.week)
+        html = before + html + after
         head_text, tail_text = self._parts(digest, "txt", footer)
         text = head_text + self._sections(digest, "txt", None, None) + tail_text
         text = text.replace(_REACT_SLOT, react)
@@ -130,7 +132,7 @@ class DigestRenderer:
             "follows_nothing": digest.follows_nothing,
         }
         head = [self._cached(("intro", ext, *intro.values()), "_intro", ext, dict, intro)]
-        labels = [_day(w) for w in chart_weeks(digest.as_of)]
+        labels = self._labels(digest.as_of)
         for heading, items, with_chart in (
             ("Spiking in your topics", digest.followed_spikes, True),
             ("Spiking elsewhere: you may want to follow", digest.suggestions, False),
@@ -156,7 +158,7 @@ class DigestRenderer:
         return "".join(head), "".join(tail)
 
     def _sections(self, digest: Digest, ext: str, cap: int | None, full: int | None) -> str:
-        labels = [_day(w) for w in chart_weeks(digest.as_of)]
+        labels = self._labels(digest.as_of)
         out = []
         for i, section in enumerate(digest.sections):
             if not section.total and digest.quiet:
@@ -172,15 +174,34 @@ class DigestRenderer:
             out.append(self._cached(key, "_section", ext, self._section, *parts))
         return "".join(out)
 
+    def _shell(self, week: str) -> tuple[str, str]:
+        """The page around the body, rendered once per week and split at the body."""
+        key = ("shell", week)
+        found = self._cache.get(key)
+        if found is None:
+            shell = _template("email/digest.html.j2")
+            # Every part is the output of an autoescaped template, so it is markup already.
+            found = shell.render(week=week, body=Markup(_BODY_SLOT))  # noqa: S704
+            self._cache[key] = found
+        before, _, after = found.partition(_BODY_SLOT)
+        return before, after
+
     def _footer(self, ext: str, footer: dict[str, str]) -> str:
-        if ext == "txt":
-            return _render("_footer", ext, footer)
-        # Inline the footer once with placeholder slots, then fill in this recipient's
-        # values, escaped exactly as autoescape would: no per-recipient inlining.
-        html = self._cached(("footer", ext), "_footer", ext, dict, _FOOTER_SLOTS)
+        # Render (and inline) the footer once with placeholder slots, then fill in this
+        # recipient's values, escaped exactly as autoescape would (HTML) or as they are
+        # (text): no template run per recipient.
+        text = self._cached(("footer", ext), "_footer", ext, dict, _FOOTER_SLOTS)
         for name, slot in _FOOTER_SLOTS.items():
-            html = html.replace(slot, str(escape(footer[name])))
-        return html
+            value = footer[name]
+            text = text.replace(slot, value if ext == "txt" else str(escape(value)))
+        return text
+
+    def _labels(self, as_of: datetime) -> list[str]:
+        key = ("labels", as_of)
+        found = self._labels_of.get(key)
+        if found is None:
+            found = self._labels_of[key] = [_day(w) for w in chart_weeks(as_of)]
+        return found
 
     def _cached(
         self,
@@ -288,10 +309,16 @@ def subject_of(digest: Digest) -> str:
     return f"{head}: {total} new {papers} in your topics"
 
 
+@functools.cache
+def _template(name: str) -> Template:
+    # Looked up once per process: jinja2's own cache would stat the file on every render.
+    return environment().get_template(name)
+
+
 def _render(name: str, ext: str, context: dict[str, Any]) -> str:
     if ext == "txt":
-        return render(f"email/{name}.txt.j2", **context)
-    return _inline()(render(f"email/{name}.html.j2", **context))
+        return _template(f"email/{name}.txt.j2").render(**context)
+    return _inline()(_template(f"email/{name}.html.j2").render(**context))
 
 
 @functools.lru_cache(maxsize=16)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from bot.chat.commands import CommandDeps
     from bot.outbox.channel import Channel
+    from bot.platforms.transport import AiohttpTransport
 
 # A long-running piece (Slack Socket Mode, the Discord gateway): runs until `stop` is set.
 Service = Callable[[asyncio.Event], Awaitable[None]]
@@ -38,6 +39,8 @@ class PlatformContext:
     settings: Settings
     sessions: async_sessionmaker[AsyncSession]
     http: httpx.AsyncClient  # the delivery client every channel shares
+    # Its aiohttp transport, for the hottest sender (webhooks) to post through directly.
+    direct_http: AiohttpTransport | None = None
     command_deps: CommandDeps | None = None  # set when chat apps run (serve)
 
 

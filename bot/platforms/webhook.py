@@ -9,6 +9,8 @@ duplicate a crashed worker causes. Status codes map to the outbox's results:
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
@@ -17,6 +19,7 @@ import httpx
 from bot.ingest.safeurl import check_http_url
 from bot.outbox.channel import Delivered, DeliveryResult, Failed, Retry
 from bot.platforms.registry import PlatformContext
+from bot.platforms.transport import AiohttpTransport
 from bot.types import OutboundMessage, Platform
 
 
@@ -50,33 +53,53 @@ def to_body(message: OutboundMessage) -> dict[str, object]:
     }
 
 
+def encode_body(message: OutboundMessage) -> bytes:
+    """The JSON bytes httpx's `json=` would send (compact, UTF-8, no NaN)."""
+    return json.dumps(
+        to_body(message), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    ).encode("utf-8")
+
+
 class WebhookChannel:
-    """Delivers to `target.address` (an http(s) URL) through an injected httpx client."""
+    """Delivers to `target.address` (an http(s) URL) through an injected httpx client,
+    or straight through its aiohttp transport (`direct`) when the root has one: the
+    same request on the wire, without httpx's per-request models."""
 
     platform = Platform.WEBHOOK
 
-    def __init__(self, client: httpx.AsyncClient) -> None:
+    def __init__(self, client: httpx.AsyncClient, direct: AiohttpTransport | None = None) -> None:
         self._client = client
+        self._direct = direct
+
+    async def _post(self, message: OutboundMessage) -> tuple[int, Mapping[str, str]]:
+        headers = {"Idempotency-Key": message.key, "Content-Type": "application/json"}
+        if self._direct is not None:
+            posted = await self._direct.post(
+                message.target.address,
+                body=encode_body(message),
+                headers=headers,
+                limits=self._client.timeout,
+            )
+            return posted.status, posted.headers
+        response = await self._client.post(
+            message.target.address, content=encode_body(message), headers=headers
+        )
+        return response.status_code, response.headers
 
     async def send(self, message: OutboundMessage) -> DeliveryResult:
         try:
-            response = await self._client.post(
-                message.target.address,
-                json=to_body(message),
-                headers={"Idempotency-Key": message.key},
-            )
+            code, headers = await self._post(message)
         except (httpx.InvalidURL, httpx.UnsupportedProtocol):
             return Failed(f"not an http(s) URL: {message.target.address!r}", disable_target=True)
         except httpx.TimeoutException:
             return Retry("webhook timed out")
         except httpx.TransportError as exc:
             return Retry(f"webhook unreachable: {type(exc).__name__}")
-        code = response.status_code
         if 200 <= code < 300:
-            return Delivered(response.headers.get("x-request-id"))
+            return Delivered(headers.get("x-request-id"))
         reason = f"webhook answered HTTP {code}"
         if code == 429:
-            return Retry(reason, after=parse_retry_after(response.headers.get("retry-after")))
+            return Retry(reason, after=parse_retry_after(headers.get("retry-after")))
         if code == 408 or code >= 500:
             return Retry(reason)
         return Failed(reason, disable_target=code in (404, 410))
@@ -96,4 +119,4 @@ def mask_webhook_url(url: str) -> str:
 
 def build_channel(ctx: PlatformContext) -> WebhookChannel:
     """Registry entry: always on; targets with platform=webhook name their URL."""
-    return WebhookChannel(ctx.http)
+    return WebhookChannel(ctx.http, ctx.direct_http)

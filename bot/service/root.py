@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import httpx
 from aiohttp import web
@@ -49,6 +50,9 @@ from bot.web.app import build_health_app, build_web_app
 from digests.links import links_for
 from digests.schedule import enqueue_due_digests
 
+if TYPE_CHECKING:
+    from bot.platforms.transport import AiohttpTransport
+
 log = logging.getLogger(__name__)
 
 
@@ -64,6 +68,7 @@ class Papertide:
     _stack: AsyncExitStack
     _sources_http: HttpDeps | None = None
     _delivery_http: httpx.AsyncClient | None = None
+    _delivery_transport: AiohttpTransport | None = None
     _channels: dict[Platform, Channel] | None = None
     _asker: Asker | None = None
     leader: Leadership | None = field(default=None)
@@ -149,6 +154,7 @@ class Papertide:
             from bot.platforms.transport import AiohttpTransport
 
             transport = AiohttpTransport(max_connections=max(4, self.settings.worker_concurrency))
+            self._delivery_transport = transport
             self._delivery_http = httpx.AsyncClient(
                 transport=transport, timeout=httpx.Timeout(10.0, connect=5.0)
             )
@@ -174,6 +180,7 @@ class Papertide:
             settings=self.settings,
             sessions=self.store.sessions,
             http=self.delivery_http(),
+            direct_http=self._delivery_transport,
             command_deps=self.command_deps() if chat else None,
         )
 

@@ -105,7 +105,7 @@ async def _run_until_settled(worker: Worker, sessions) -> list[OutboxRow]:  # ty
         await task
 
 
-@pytest.mark.parametrize("engine_name", ["httpcore", "aiohttp"])
+@pytest.mark.parametrize("engine_name", ["httpcore", "aiohttp", "aiohttp direct"])
 async def test_worker_retries_honours_retry_after_dead_letters_and_disables(
     sessions,  # type: ignore[no-untyped-def]
     settings: Settings,
@@ -119,12 +119,14 @@ async def test_worker_retries_honours_retry_after_dead_letters_and_disables(
         endpoint.url,
         {"ok": 5, "ratelimited": 1, "flaky": 1, "slow": 1, "gone": 3, "bad": 1},
     )
-    # Both HTTP engines behind the httpx API: httpcore (default) and the workers' aiohttp one.
-    transport = AiohttpTransport() if engine_name == "aiohttp" else None
+    # Both HTTP engines behind the httpx API: httpcore (default) and the workers' aiohttp
+    # one; and the aiohttp one posted to directly, as the root wires the webhook channel.
+    transport = AiohttpTransport() if engine_name.startswith("aiohttp") else None
+    direct = transport if engine_name == "aiohttp direct" else None
     async with httpx.AsyncClient(timeout=0.3, transport=transport) as http:
         worker = Worker(
             sessions=sessions,
-            channels={Platform.WEBHOOK: WebhookChannel(http)},
+            channels={Platform.WEBHOOK: WebhookChannel(http, direct)},
             settings=settings,
             backoff=lambda attempt: 0.05,
             idle_seconds=0.05,
