@@ -25,7 +25,7 @@ from markupsafe import Markup, escape
 from bot.catalog.momentum import Momentum, chart_weeks, momentum_line
 from bot.outbox.payloads import EmailPayload
 from bot.templating import environment, read_static, render
-from digests.build import AlertInfo, Digest, DigestPaper, SpikeItem, TopicSection
+from digests.build import AlertInfo, Digest, DigestPaper, MissedPaper, SpikeItem, TopicSection
 from digests.links import DigestLinks
 
 MAX_HTML_BYTES = 80_000
@@ -135,10 +135,9 @@ class DigestRenderer:
                 head.append(self._cached(key, "_spikes", ext, self._spikes, *spikes))
         tail = []
         if digest.missed:
-            missed = [
-                {"paper": self._paper(m.paper, False), "reason": m.reason} for m in digest.missed
-            ]
-            tail.append(_render("_missed", ext, {"missed": missed}))
+            # Readers who share interests often get the same picks: cached like sections.
+            key = ("missed", ext, tuple((m.paper.id, m.reason) for m in digest.missed))
+            tail.append(self._cached(key, "_missed", ext, self._missed, digest.missed))
         alerts = tuple(a for a in digest.alerts if a.papers)
         if alerts:
             seen = tuple((a.query, tuple(p.id for p in a.papers)) for a in alerts)
@@ -232,6 +231,11 @@ class DigestRenderer:
                 "more": section.total - len(papers),
                 "collapsed": collapsed,
             }
+        }
+
+    def _missed(self, missed: tuple[MissedPaper, ...]) -> dict[str, Any]:
+        return {
+            "missed": [{"paper": self._paper(m.paper, False), "reason": m.reason} for m in missed]
         }
 
     def _alerts(self, alerts: tuple[AlertInfo, ...]) -> dict[str, Any]:
