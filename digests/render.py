@@ -136,8 +136,11 @@ class DigestRenderer:
         tail = []
         if digest.missed:
             # Readers who share interests often get the same picks: cached like sections.
-            key = ("missed", ext, tuple((m.paper.id, m.reason) for m in digest.missed))
-            tail.append(self._cached(key, "_missed", ext, self._missed, digest.missed))
+            picks = tuple((m.paper.id, m.reason) for m in digest.missed)
+            missed = self._cached(
+                ("missed", ext, picks), "_missed", ext, self._missed, digest.missed
+            )
+            tail.append(missed)
         alerts = tuple(a for a in digest.alerts if a.papers)
         if alerts:
             seen = tuple((a.query, tuple(p.id for p in a.papers)) for a in alerts)
