@@ -27,7 +27,7 @@ from bot.catalog.emerging import Emerging
 from bot.catalog.momentum import Momentum, chart_weeks, momentum_line
 from bot.outbox.payloads import EmailPayload
 from bot.templating import environment, read_static
-from digests.build import AlertInfo, Digest, DigestPaper, SpikeItem, TopicSection
+from digests.build import AlertInfo, Digest, DigestPaper, MissedPaper, SpikeItem, TopicSection
 from digests.links import DigestLinks
 
 MAX_HTML_BYTES = 80_000
@@ -146,10 +146,12 @@ class DigestRenderer:
             head.append(self._cached(rising, "_emerging", ext, self._emerging, digest.emerging))
         tail = []
         if digest.missed:
-            missed = [
-                {"paper": self._paper(m.paper, False), "reason": m.reason} for m in digest.missed
-            ]
-            tail.append(_render("_missed", ext, {"missed": missed}))
+            # Readers who share interests often get the same picks: cached like sections.
+            picks = tuple((m.paper.id, m.reason) for m in digest.missed)
+            missed = self._cached(
+                ("missed", ext, picks), "_missed", ext, self._missed, digest.missed
+            )
+            tail.append(missed)
         alerts = tuple(a for a in digest.alerts if a.papers)
         if alerts:
             seen = tuple((a.query, tuple(p.id for p in a.papers)) for a in alerts)
@@ -265,6 +267,11 @@ class DigestRenderer:
                 "more": section.total - len(papers),
                 "collapsed": collapsed,
             }
+        }
+
+    def _missed(self, missed: tuple[MissedPaper, ...]) -> dict[str, Any]:
+        return {
+            "missed": [{"paper": self._paper(m.paper, False), "reason": m.reason} for m in missed]
         }
 
     def _alerts(self, alerts: tuple[AlertInfo, ...]) -> dict[str, Any]:

@@ -7,9 +7,10 @@ papers a user tagged; ours is its closest closed-form cousin):
   regime a linear model is as good as anything, and ridge regression on ±1 labels (a
   "regularised least-squares classifier", sklearn's `RidgeClassifier`) ranks about as
   well as a linear SVM or logistic regression (Rifkin & Klautau 2004).
-- Solved in its dual form, training is one n×n linear system for n examples (n ≤ a few
-  hundred): `(K + λ C⁻¹) α = y`, `w = Xᵀ α`. No learning rate, no iterations, no
-  convergence test, the same answer every time, and about a millisecond — cheap
+- Solved in its dual form, training is one n×n linear system for n examples (n ≤ about
+  a hundred: marks, a sample of their topics' papers, sampled negatives):
+  `(K + λ C⁻¹) α = y`, `w = Xᵀ α`. No learning rate, no iterations, no convergence
+  test, the same answer every time, and milliseconds (bench/ranking.py) — cheap
   enough to retrain from scratch in every digest run, so nothing is stored.
 - numpy only (one small, ubiquitous dependency); scikit-learn would add SciPy and
   joblib for one solve, and its per-call validation costs more than the solve itself.

@@ -120,7 +120,10 @@ def rank(corpus: Corpus, signals: Signals, *, picks: int, seed: int) -> Ranking 
     """The person's scores and up to `picks` papers from outside their own; None when cold."""
     if signals.cold:
         return None
-    model = train(corpus, examples(corpus, signals, seed=seed))
+    found = examples(corpus, signals, seed=seed)
+    if not any(e.label > 0 for e in found):
+        return None  # the marked papers are gone from the store: nothing to learn from
+    model = train(corpus, found)
     values = model.scores(corpus)
     return Ranking(Scores(corpus, values), pick(corpus, model, values, signals, picks))
 

@@ -76,6 +76,9 @@ def test_too_few_marks_is_a_cold_start() -> None:
     assert rank(corpus, Signals(more=("x000",)), picks=5, seed=1) is None
     # Two "less" marks and nothing liked: nothing to rank towards.
     assert rank(corpus, Signals(less=("y001", "y004")), picks=5, seed=1) is None
+    # Marks of papers the store no longer has teach nothing.
+    assert rank(corpus, Signals(more=("gone1", "gone2")), picks=5, seed=1) is None
+    assert rank(Corpus([]), Signals(more=("gone1", "gone2")), picks=5, seed=1) is None
     # Two "less" marks and followed topics: the follows are the positives.
     theirs = frozenset(p for p in corpus.ids if p.startswith("z"))
     assert rank(corpus, Signals(less=("y001", "y004"), theirs=theirs), picks=5, seed=1)
