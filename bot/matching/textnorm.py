@@ -16,7 +16,6 @@ Only fixed, linear regular expressions are used here; user input is never compil
 from __future__ import annotations
 
 import re
-import sys
 import unicodedata
 from bisect import bisect_left
 from collections.abc import Set as AbstractSet
