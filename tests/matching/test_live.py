@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlmodel import col
 
 from bot.matching.live import LiveEngine
 from bot.outbox.targets import delete_targets
@@ -75,7 +76,7 @@ async def test_alert_changes_reach_the_engine_without_a_reload(sessions) -> None
 
     # A target's deletion takes its alerts by ON DELETE CASCADE: the feed sees it too.
     async with sessions() as session, session.begin():
-        await delete_targets(session=session, ids=[bob.id])
+        await delete_targets(session=session, ids=[int(bob.id or 0)])
     await live.refresh(sessions)
     assert fired(live, "GRPO agents diffusion") == set()
     assert len(live) == 0
@@ -145,7 +146,7 @@ async def test_a_stale_engine_reloads_and_old_feed_rows_are_pruned(sessions) -> 
     now[0] = 120.0  # the cursor held at 0 s is 100 s old: the rows up to it can go
     assert await live.refresh(sessions) == 0
     async with sessions() as session:
-        left = list((await session.execute(select(AlertChange.alert_id))).scalars())
+        left = list((await session.execute(select(col(AlertChange.alert_id)))).scalars())
     assert len(left) == 1  # the second alert's change, newer than the pruned cursor
     now[0] = 300.0  # longer than half the retention without a refresh: reload in full
     assert await live.refresh(sessions) == 2
