@@ -23,8 +23,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.ask.index import index_papers
 from bot.ingest.gcpause import paused_gc
 from bot.ingest.normalize import BadRecord, normalize
+from bot.ingest.paperrows import insert_new_papers
 from bot.matching.matches import record_matches
-from bot.store.dialect import dialect_insert
 from bot.store.records import PAPER, record_from_row, record_to_row
 from bot.timeutil import utcnow
 from bot.types import AnnounceType, Author, Match, PaperMatcher, PaperRecord
@@ -91,7 +91,7 @@ async def ingest_batch(
     known = await _load_known(session, list(batch))
     with paused_gc():
         inserts, updates, to_match = _plan(batch, known, now, report)
-    inserted = await _insert_papers(session, inserts)
+    inserted = await insert_new_papers(session, inserts, now)
     report.new += inserted
     changed = list(to_match)
     to_match += [batch[pid] for pid in inserted]
@@ -262,14 +262,6 @@ _UPDATE = (
     .where(PAPER.c.id == bindparam("b_id"))
     .values({c: bindparam(f"v_{c}") for c in _UPDATED_COLUMNS})
 )
-
-
-async def _insert_papers(session: AsyncSession, rows: list[dict[str, Any]]) -> list[str]:
-    if not rows:
-        return []
-    stmt = dialect_insert(session, PAPER).on_conflict_do_nothing(index_elements=["id"])
-    result = await session.execute(stmt.returning(PAPER.c.id), rows)
-    return [pid for (pid,) in result]
 
 
 async def _store_matches(

@@ -16,7 +16,6 @@ Only fixed, linear regular expressions are used here; user input is never compil
 from __future__ import annotations
 
 import re
-import sys
 import unicodedata
 from bisect import bisect_left
 from collections.abc import Set as AbstractSet
@@ -58,12 +57,22 @@ _ACCENT_WORDS = frozenset({"c", "v", "u", "H", "k", "r", "d", "b", "t", "G", "U"
 _ACCENT_MARKS = frozenset("\"'`^~=.")
 
 
+class _FoldTable(dict[int, "str | int | None"]):
+    """Combining marks dropped, every other code point kept: `str.translate`'s table.
+
+    Filled as code points are met (`__missing__` runs once per distinct code point), so
+    no process pays for walking all 1.1M code points up front (~70 ms, more under load:
+    a fifth of a 2,000-paper ingest's time when the table was built whole)."""
+
+    def __missing__(self, code: int) -> str | int | None:
+        value = None if unicodedata.combining(chr(code)) else code
+        self[code] = value
+        return value
+
+
 @cache
-def _fold_table() -> dict[int, str | None]:
-    """Combining marks dropped; built on first use (~70 ms), not at import."""
-    table: dict[int, str | None] = {
-        code: None for code in range(sys.maxunicode + 1) if unicodedata.combining(chr(code))
-    }
+def _fold_table() -> _FoldTable:
+    table = _FoldTable()
     # Letters NFKD leaves whole but people write without the stroke.
     for source, target in (
         ("ø", "o"), ("đ", "d"), ("ł", "l"), ("ı", "i"), ("ð", "d"), ("þ", "th"),

@@ -30,6 +30,7 @@ from bot.config import Settings
 from bot.ingest.http import HttpDeps, build_http
 from bot.ingest.poll import OnNewMatches, OnProgress, PollResult, run_backfill, run_poll
 from bot.ingest.sources.base import Source
+from bot.matching.live import LiveEngine
 from bot.outbox.channel import Channel
 from bot.outbox.drain import deliver_until_idle
 from bot.outbox.fanout import enqueue_matches
@@ -72,6 +73,8 @@ class Papertide:
     _channels: dict[Platform, Channel] | None = None
     _asker: Asker | None = None
     leader: Leadership | None = field(default=None)
+    # Compiled once, then kept current before each poll from the store's change feed.
+    matcher: LiveEngine = field(default_factory=LiveEngine)
 
     # --- ingest ---------------------------------------------------------------------------
 
@@ -104,11 +107,13 @@ class Papertide:
         on_progress: OnProgress | None = None,
     ) -> PollResult:
         """Poll one source once, fan-out included: the scheduler's job, `poll --once`, the demo."""
+        await self.matcher.refresh(self.store.sessions)
         return await run_poll(
             settings=self.settings,
             sessions=self.store.sessions,
             source_name=source_name,
             http=self.sources_http(),
+            matcher=self.matcher,
             on_new_matches=self.fan_out(),
             source=source,
             on_progress=on_progress,
@@ -118,12 +123,14 @@ class Papertide:
         self, weeks: int, source_name: str = "arxiv", *, on_progress: OnProgress | None = None
     ) -> PollResult:
         """Fill `weeks` of history for momentum. History is not news: no alerts are sent."""
+        await self.matcher.refresh(self.store.sessions)
         return await run_backfill(
             settings=self.settings,
             sessions=self.store.sessions,
             weeks=weeks,
             source_name=source_name,
             http=self.sources_http(),
+            matcher=self.matcher,
             on_progress=on_progress,
         )
 

@@ -170,6 +170,22 @@ class Alert(SQLModel, table=True):
     created_at: datetime = _when(nullable=False)
 
 
+class AlertChange(SQLModel, table=True):
+    """One change of an alert's query or activity, or its deletion: the live engine's feed.
+
+    Written by the database's own triggers on `alert` (migration 0007_speed_ingest), so
+    every change is logged in the writer's transaction, whoever writes: the alert owner,
+    a restore, or a target's deletion cascading to its alerts. Pruned by its reader,
+    bot/matching/live.py. No foreign key: the row outlives the alert (a tombstone).
+    """
+
+    __tablename__ = "alert_change"
+    __table_args__ = {"sqlite_autoincrement": True}  # never reuse a seq after pruning
+
+    seq: int | None = Field(default=None, primary_key=True)
+    alert_id: int = Field(nullable=False)
+
+
 class AlertMatch(SQLModel, table=True):
     """(alert, paper) at most once: re-polls and new versions never match twice."""
 
