@@ -1,7 +1,7 @@
 """speed ingest: `alert_change`, the feed that keeps a poller's live engine current
 
 Revision ID: 0007_speed_ingest
-Revises: 0002_trust
+Revises: 0010_emerging
 Create Date: 2026-12-01
 
 A poller keeps one compiled MatchEngine for its whole life and applies only what
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = '0007_speed_ingest'
-down_revision = '0002_trust'
+down_revision = '0010_emerging'
 branch_labels = None
 depends_on = None
 
