@@ -38,13 +38,20 @@ async def latest_papers(
     *, session: AsyncSession, topic_id: int, limit: int = PAGE_SIZE, offset: int = 0
 ) -> list[PaperView]:
     """The topic's papers, newest first, each with its other topics as tags."""
-    stmt = (
-        select(Paper)
-        .join(PaperTopic, col(PaperTopic.paper_id) == col(Paper.id))
+    # The page's ids straight from the index (topic_id, published, paper_id), then only
+    # those rows: never a sort of every paper in the topic.
+    newest = (
+        select(col(PaperTopic.paper_id), col(PaperTopic.published))
         .where(col(PaperTopic.topic_id) == topic_id)
-        .order_by(col(Paper.published).desc(), col(Paper.id).desc())
+        .order_by(col(PaperTopic.published).desc(), col(PaperTopic.paper_id).desc())
         .limit(limit)
         .offset(offset)
+        .subquery()
+    )
+    stmt = (
+        select(Paper)
+        .join(newest, newest.c.paper_id == col(Paper.id))
+        .order_by(newest.c.published.desc(), newest.c.paper_id.desc())
     )
     papers = list((await session.execute(stmt)).scalars())
     tags: dict[str, list[tuple[str, str]]] = {p.id: [] for p in papers}
