@@ -34,6 +34,8 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        # Templates ship with the code: compile each once, never stat its file per render.
+        auto_reload=False,
     )
 
 

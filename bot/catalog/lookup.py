@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -27,16 +27,22 @@ class TopicNotFound(PapertideError):
         self.suggestions = suggestions
 
 
+# Built once (every topic page and command looks a topic up): composing the statement
+# cost more than running it.
+_BY_NAME = select(Topic).where(
+    col(Topic.active).is_(True),
+    or_(
+        func.lower(col(Topic.slug)) == bindparam("wanted"),
+        func.lower(col(Topic.name)) == bindparam("wanted"),
+    ),
+)
+_COUNT = select(func.count()).where(col(PaperTopic.topic_id) == bindparam("topic_id"))
+
+
 async def find_topic(*, session: AsyncSession, text: str) -> Topic:
     """The active topic whose slug or name is `text` (any case), else TopicNotFound."""
     wanted = text.strip().lower()
-    found = await session.execute(
-        select(Topic).where(
-            col(Topic.active).is_(True),
-            or_(func.lower(col(Topic.slug)) == wanted, func.lower(col(Topic.name)) == wanted),
-        )
-    )
-    topic = found.scalars().first()
+    topic = (await session.execute(_BY_NAME, {"wanted": wanted})).scalars().first()
     if topic is not None:
         return topic
     rows = (
@@ -101,5 +107,4 @@ async def topic_summaries(*, session: AsyncSession) -> list[TopicSummary]:
 
 async def count_papers(*, session: AsyncSession, topic_id: int) -> int:
     """How many papers are filed under a topic."""
-    stmt = select(func.count()).where(col(PaperTopic.topic_id) == topic_id)
-    return int((await session.execute(stmt)).scalar_one())
+    return int((await session.execute(_COUNT, {"topic_id": topic_id})).scalar_one())

@@ -97,6 +97,15 @@ def split_me(args: list[str], ctx: CommandContext) -> tuple[list[str], bool]:
     return (args[:-1] if personal else args), personal or ctx.is_dm
 
 
+def may_change_channel(ctx: CommandContext, deps: CommandDeps) -> None:
+    """Refusal unless this person may change what the channel follows."""
+    if not ctx.can_manage_channel and deps.channel_changes != "everyone":
+        raise Refusal(
+            "Only people who can manage this channel may change its topics: add `me` to do it "
+            "for yourself."
+        )
+
+
 async def target_for(
     session: AsyncSession, ctx: CommandContext, deps: CommandDeps, *, personal: bool, change: bool
 ) -> Target:
@@ -108,11 +117,8 @@ async def target_for(
             address=ctx.user,
             kind=TargetKind.USER,
         )
-    if change and not ctx.can_manage_channel and deps.channel_changes != "everyone":
-        raise Refusal(
-            "Only people who can manage this channel may change its topics: add `me` to do it "
-            "for yourself."
-        )
+    if change:
+        may_change_channel(ctx, deps)
     return await get_or_create_target(
         session=session,
         platform=ctx.platform,

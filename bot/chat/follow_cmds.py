@@ -14,6 +14,7 @@ from bot.chat.context import (
     CommandDeps,
     Refusal,
     Reply,
+    may_change_channel,
     split_me,
     target_for,
     topic_named,
@@ -31,12 +32,15 @@ async def follow(
     session: AsyncSession, ctx: CommandContext, args: list[str], deps: CommandDeps
 ) -> Reply:
     args, personal = split_me(args, ctx)
-    topic = await topic_named(session, " ".join(args), deps, "follow <topic>")
-    target = await target_for(session, ctx, deps, personal=personal, change=True)
     if not personal:
+        may_change_channel(ctx, deps)
+        # Before the first query: the check asks the platform (an HTTP call), and the
+        # session's transaction would hold the store meanwhile (SQLite: its write lock).
         problem = await deps.check_channel(ctx)
         if problem:
             raise Refusal(problem)
+    topic = await topic_named(session, " ".join(args), deps, "follow <topic>")
+    target = await target_for(session, ctx, deps, personal=personal, change=True)
     created = await follows.follow_topic(session=session, target=target, topic=topic)
     await enable_target(session=session, target=target)
     who = where(personal)

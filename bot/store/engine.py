@@ -59,6 +59,16 @@ def create_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> AsyncE
     """
     async_url, _ = driver_urls(url)
     if async_url.startswith("sqlite"):
+        if not read_only and ":memory:" not in async_url and "mode=memory" not in async_url:
+            # One writer per process. Every write transaction holds SQLite's one write
+            # lock from BEGIN IMMEDIATE to commit, so a second connection could only wait
+            # in SQLite's busy handler, which polls with sleeps of up to 100 ms: under 50
+            # concurrent requests that, not the work, made the p99. One pooled connection
+            # makes writers queue in the pool instead (asyncio, first come first served)
+            # and wake the moment the previous commit lands.
+            kwargs.setdefault("pool_size", 1)
+            kwargs.setdefault("max_overflow", 0)
+            kwargs.setdefault("pool_timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
         engine = create_async_engine(
             async_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **kwargs
         )

@@ -83,7 +83,11 @@ class Topic(SQLModel, table=True):
 
 class PaperTopic(SQLModel, table=True):
     __tablename__ = "paper_topic"
-    __table_args__ = (Index("ix_paper_topic_topic", "topic_id", "paper_id"),)
+    __table_args__ = (
+        Index("ix_paper_topic_topic", "topic_id", "paper_id"),
+        # A topic page's newest papers, read from the index alone (migration 0009).
+        Index("ix_paper_topic_newest", "topic_id", "published", "paper_id"),
+    )
 
     paper_id: str = Field(
         foreign_key="paper.id", primary_key=True, max_length=128, ondelete="CASCADE"
@@ -91,6 +95,8 @@ class PaperTopic(SQLModel, table=True):
     topic_id: int = Field(foreign_key="topic.id", primary_key=True, ondelete="CASCADE")
     terms: list[str] = _json(default_factory=list)
     matched_at: datetime = _when(nullable=False)
+    # paper.published, copied by the database's triggers (migration 0009): never written here.
+    published: datetime | None = _when()
 
 
 def new_token_version() -> int:

@@ -205,6 +205,11 @@ async def stop_mail(*, session: AsyncSession, person: Person, now: datetime) -> 
     """
     await people.set_status(session=session, person=person, status=EmailStatus.UNSUBSCRIBED)
     await people.rotate_tokens(session=session, person=person)
+    await _stop_deliveries(session=session, person=person, now=now)
+
+
+async def _stop_deliveries(*, session: AsyncSession, person: Person, now: datetime) -> None:
+    """Disable the person's mailbox and cancel what is queued for it."""
     target = await people.find_mailbox(session=session, person=person)
     if target is not None and target.id is not None:
         await disable_target(
@@ -220,6 +225,15 @@ async def unsubscribe(
 ) -> Person | None:
     """Unsubscribe the address an unsubscribe token names; None if it already left."""
     data = read_token(settings, token, purpose="unsubscribe", now=now)
+    if data.version is not None:
+        # The usual click, a current link of someone still subscribed: one indexed UPDATE
+        # (stop and revoke), then the mailbox. Everything else takes the road below.
+        person = await people.stop_if_current(
+            session=session, person_id=data.person_id, version=data.version
+        )
+        if person is not None:
+            await _stop_deliveries(session=session, person=person, now=now)
+            return person
     found = await session.get(Person, data.person_id, with_for_update=True)
     if found is None:
         return None  # left for good already: nothing to stop, and that is success

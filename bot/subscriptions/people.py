@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
@@ -98,6 +99,27 @@ async def set_status(
         person.confirmed_at = confirmed_at
     session.add(person)
     await session.flush()
+
+
+async def stop_if_current(*, session: AsyncSession, person_id: int, version: int) -> Person | None:
+    """One indexed UPDATE: the person stops receiving mail and every link mailed to them is
+    revoked, provided `version` is still their token version and they had not stopped
+    already. Returns the updated person, or None when nothing matched (the caller then
+    tells gone, stopped and revoked apart)."""
+    fresh = new_token_version()
+    while fresh == version:
+        fresh = new_token_version()
+    result = await session.execute(
+        update(Person)
+        .where(
+            col(Person.id) == person_id,
+            col(Person.token_version) == version,
+            col(Person.email_status) != str(EmailStatus.UNSUBSCRIBED),
+        )
+        .values(email_status=str(EmailStatus.UNSUBSCRIBED), token_version=fresh)
+        .returning(Person)
+    )
+    return result.scalar_one_or_none()
 
 
 async def rotate_tokens(*, session: AsyncSession, person: Person) -> None:

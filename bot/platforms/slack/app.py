@@ -1,9 +1,11 @@
 """Slack adapter: slack-bolt AsyncApp for `/papers`, its buttons and events.
 
 Bolt verifies every HTTP request (signing secret, 5-minute replay window → 401). The
-slash command acks at once with an empty body and does the work afterwards, answering
-through `response_url`; Bolt's listener runner returns the HTTP 200 as soon as `ack()`
-is called, so Slack's 3-second limit never depends on the database.
+slash command hands its work to the bounded command queue (bot.chat.queue) and acks at
+once with an empty body; the work answers through `response_url`. Bolt's listener
+runner returns the HTTP 200 as soon as `ack()` is called, so Slack's 3-second limit
+never depends on the database. When the queue is full the ack itself says "busy, try
+again" (an ephemeral line) and nothing runs.
 
 Tenancy: the app is installed in one workspace; a request whose `team_id` differs from
 the installation's (from `auth.test`) is refused, and every row a command touches is
@@ -35,6 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.chat.commands import CommandContext, CommandDeps, Reply, run_command
 from bot.chat.events import claim_event
+from bot.chat.queue import BUSY, CommandQueue
 from bot.chat.react_cmds import FORGED, Pressed, press
 from bot.config import Settings
 from bot.errors import ConfigError
@@ -51,7 +54,7 @@ from bot.platforms.slack.render import (
     render_pressed,
     render_reply,
 )
-from bot.platforms.slack.route import EVENTS_PATH, install_slack_routes
+from bot.platforms.slack.route import EVENTS_PATH, REQUEST_DIGEST, install_slack_routes
 from bot.subscriptions.marking import leaning_word, parse_leaning
 from bot.types import Leaning, Platform
 
@@ -59,11 +62,15 @@ log = logging.getLogger(__name__)
 
 __all__ = ["EVENTS_PATH", "build_slack_app", "install_slack_routes", "run_socket_mode"]
 
-COMMAND_CONCURRENCY = 4
+# Command work after the ack: this many workers (each a FIFO: one person's commands stay
+# in order), at most COMMAND_BACKLOG commands waiting or running, then "busy" at once.
+COMMAND_WORKERS = 8
+COMMAND_BACKLOG = 64
 INVITE_FIRST = "Invite me to this channel first (`/invite @papertide`), then follow again."
 GONE_EVENTS = ("app_uninstalled", "tokens_revoked")
 # Public channels, and private ones ("groups" in Slack's events; groups:read asks for them).
 CHANNEL_GONE_EVENTS = ("channel_archive", "channel_deleted", "group_archive", "group_deleted")
+FOREIGN_TEAM = "This app is installed in another workspace."
 SOMETHING_WRONG = "Something went wrong on our side: try again in a minute."
 
 
@@ -105,13 +112,23 @@ class SlackHandlers:
     deps: CommandDeps
     # Work after the ack is bounded so a burst of commands queues cheaply instead of
     # starving the event loop that must answer the next request's ack within 3 s.
-    limit: asyncio.Semaphore
+    queue: CommandQueue
     client: AsyncWebClient | None = None  # posts threaded answers of `/papers ask`
     ask_limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(4))
+    answers: set[asyncio.Task[None]] = field(default_factory=set)  # `/papers ask` in flight
 
-    async def run_for(self, ctx: CommandContext, text: str) -> Reply:
+    async def run_for(
+        self, ctx: CommandContext, text: str, digest: str | None = None
+    ) -> Reply | None:
+        """Run one command in one transaction; None when `digest` was claimed before (a
+        replayed request: it must not act, and gets no answer)."""
         try:
-            async with self.limit, self.sessions() as session:
+            async with self.sessions() as session:
+                if digest is not None and not await claim_event(
+                    session=session, platform=Platform.SLACK, event_id=digest
+                ):
+                    log.warning("slack.replay_ignored", extra={"team_id": ctx.workspace})
+                    return None
                 reply = await run_command(session=session, ctx=ctx, text=text, deps=self.deps)
                 await session.commit()
         except Exception:
@@ -134,14 +151,18 @@ class SlackHandlers:
         return await next()
 
     async def on_command(self, ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
-        """`/papers …`: ack at once, then run the command and answer via response_url."""
-        await ack()
+        """`/papers …`: queue the work and ack at once; the work answers via response_url."""
         team = str(body.get("team_id", ""))
         if team != _installed_team(context):
             log.warning("slack.foreign_team", extra={"team_id": team})
-            await respond(
-                text="This app is installed in another workspace.", response_type="ephemeral"
-            )
+
+            async def refuse() -> None:
+                await respond(text=FOREIGN_TEAM, response_type="ephemeral")
+
+            if self.queue.submit(team, refuse):
+                await ack()
+            else:
+                await ack(text=FOREIGN_TEAM, response_type="ephemeral")
             return
         channel = str(body.get("channel_id", ""))
         is_dm = body.get("channel_name") == "directmessage" or channel.startswith("D")
@@ -153,13 +174,27 @@ class SlackHandlers:
             is_dm=is_dm,
             can_manage_channel=not is_dm,  # typing in a channel proves membership (see above)
         )
-        reply = await self.run_for(ctx, str(body.get("text", "")))
-        await respond(**render_reply(reply))
-        if reply.followup is not None and self.client is not None:
-            # `/papers ask`: acknowledged above; the answer follows when it is ready.
-            await deliver_answer(
-                client=self.client, limit=self.ask_limit, ctx=ctx, pending=reply, respond=respond
-            )
+        text, digest = str(body.get("text", "")), context.get(REQUEST_DIGEST)
+
+        async def work() -> None:
+            reply = await self.run_for(ctx, text, digest)
+            if reply is None:
+                return
+            await respond(**render_reply(reply))
+            if reply.followup is not None and self.client is not None:
+                # `/papers ask`: acknowledged above; the answer follows when it is ready,
+                # in its own task so this person's next command need not wait for it.
+                task = asyncio.create_task(
+                    deliver_answer(client=self.client, limit=self.ask_limit, ctx=ctx,
+                                   pending=reply, respond=respond)
+                )  # fmt: skip
+                self.answers.add(task)
+                task.add_done_callback(self.answers.discard)
+
+        if self.queue.submit(f"{team}:{ctx.user}", work):
+            await ack()
+        else:
+            await ack(text=BUSY, response_type="ephemeral")
 
     async def on_button(self, ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
         """The Unfollow and Mute buttons under an alert: the same grammar as typed commands."""
@@ -181,8 +216,14 @@ class SlackHandlers:
             text = f"unfollow {value.get('slug', '')}" + (" me" if value.get("k") == "user" else "")
         else:
             text = f"alert mute {action.get('value', '')} 1w"
-        reply = await self.run_for(ctx, text)
-        await respond(**render_reply(replace(reply, ephemeral=True)))
+
+        async def work() -> None:
+            reply = await self.run_for(ctx, text)  # the route claimed this request already
+            if reply is not None:
+                await respond(**render_reply(replace(reply, ephemeral=True)))
+
+        if not self.queue.submit(f"{team}:{ctx.user}", work):
+            await respond(text=BUSY, response_type="ephemeral", replace_original=False)
 
     async def on_reaction(self, ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
         """ "More / Less like this" under an alert, and the Undo of its answer.
@@ -216,20 +257,26 @@ class SlackHandlers:
             is_dm=channel.startswith("D") or not channel,
             can_manage_channel=False,
         )
-        pressed = (
-            Pressed(FORGED) if leaning is None else await self.press(ctx, value, leaning, undo)
-        )
-        shown = None
-        if pressed.undo is not None:
-            shown = (pressed.undo[0], leaning_word(pressed.undo[1]))
-        message = render_pressed(pressed.reply, shown)
-        message["replace_original"] = undo  # the Undo's answer takes the place of "Noted"
-        await respond(**message)
+
+        async def work() -> None:
+            pressed = (
+                Pressed(FORGED) if leaning is None else await self.press(ctx, value, leaning, undo)
+            )
+            shown = None
+            if pressed.undo is not None:
+                shown = (pressed.undo[0], leaning_word(pressed.undo[1]))
+            message = render_pressed(pressed.reply, shown)
+            message["replace_original"] = undo  # the Undo's answer takes the place of "Noted"
+            await respond(**message)
+
+        # The same bounded queue as commands: a click burst never starves the acks.
+        if not self.queue.submit(f"{team}:{ctx.user}", work):
+            await respond(text=BUSY, response_type="ephemeral", replace_original=False)
 
     async def press(self, ctx: CommandContext, value: str, leaning: Leaning, undo: bool) -> Pressed:
         """Run one reaction button in its own transaction; one line if the store fails."""
         try:
-            async with self.limit, self.sessions() as session:
+            async with self.sessions() as session:
                 pressed = await press(session, ctx, value, leaning, undo=undo)
                 await session.commit()
         except Exception:
@@ -263,8 +310,10 @@ def build_slack_app(
     sessions: async_sessionmaker[AsyncSession],
     deps: CommandDeps,
     client: AsyncWebClient | None = None,
+    queue: CommandQueue | None = None,
 ) -> AsyncApp:
-    """The Bolt app with the `/papers` command, the alert's buttons and the events we act on."""
+    """The Bolt app with the `/papers` command, the alert's buttons and the events we act on;
+    their work runs in `queue` (by default COMMAND_WORKERS workers, COMMAND_BACKLOG deep)."""
     if settings.slack_bot_token is None or settings.slack_signing_secret is None:
         raise ConfigError(
             "Slack needs PAPERTIDE_SLACK_BOT_TOKEN and PAPERTIDE_SLACK_SIGNING_SECRET",
@@ -281,11 +330,14 @@ def build_slack_app(
         signing_secret=settings.slack_signing_secret.get_secret_value(),
         client=client,
         name="papertide",
+        # Our listeners only queue work and ack, so Bolt may await them before answering
+        # instead of running them in a task and polling for the ack every 10 ms.
+        process_before_response=True,
     )
     handlers = SlackHandlers(
         sessions=sessions,
         deps=replace(deps, check_channel=_channel_checker(client), command=settings.slack_command),
-        limit=asyncio.Semaphore(COMMAND_CONCURRENCY),
+        queue=queue or CommandQueue(workers=COMMAND_WORKERS, capacity=COMMAND_BACKLOG),
         client=client,
     )
     app.middleware(handlers.skip_seen_events)

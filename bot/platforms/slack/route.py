@@ -11,15 +11,23 @@ the first delivery claims a digest of its body in the `processed_event` table an
 replay is answered 200 without acting (every real Slack request differs: its body has
 a fresh trigger_id, action_ts or event_id, and Slack's own event retries are exactly
 the repeats to drop).
+
+Slash commands, the busy path, claim their digest later: in the transaction of the
+command's own work (the app's command queue), so the ack never waits for a database
+write (on SQLite, for the one write lock). A replay is still acked 200 and never acts:
+its work finds the digest taken and stops. A digest seen by this process in the last
+minutes is refused at once, before it costs a queue slot.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -43,6 +51,9 @@ MAX_SKEW_SECONDS = 300
 # is five minutes; Slack retries an event for about an hour).
 FORGET_AFTER = timedelta(days=1)
 FORGET_EVERY = 1000  # requests
+# The Bolt request context key under which a slash command carries its body's digest.
+REQUEST_DIGEST = "papertide_request_digest"
+RECENT_DIGESTS = 20_000  # remembered in memory: the fast path against replays
 
 
 class Refused(Exception):
@@ -72,12 +83,14 @@ def verify_signature(
         raise Refused(401, "bad signature")
 
 
-def check_body(content_type: str, body: bytes) -> str:
-    """The body as text once it is known to parse the way Bolt will read it; else 400."""
+def check_body(content_type: str, body: bytes) -> tuple[str, bool]:
+    """The body as text once it is known to parse the way Bolt will read it, and whether
+    it is a slash command; else 400."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise Refused(400, "body is not UTF-8") from exc
+    command = False
     try:
         if content_type == "application/json":
             document: Any = json.loads(text)
@@ -85,11 +98,28 @@ def check_body(content_type: str, body: bytes) -> str:
             form = parse_qs(text, keep_blank_values=True)
             payload = form.get("payload")
             document = json.loads(payload[0]) if payload else {}
+            command = not payload and "command" in form
     except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
         raise Refused(400, f"body does not parse: {type(exc).__name__}") from exc
     if not isinstance(document, dict):
         raise Refused(400, "body is not an object")
-    return text
+    return text, command
+
+
+class RecentDigests:
+    """The last `size` request digests this process saw, oldest forgotten first."""
+
+    def __init__(self, size: int = RECENT_DIGESTS) -> None:
+        self._size = size
+        self._seen: OrderedDict[str, None] = OrderedDict()
+
+    def first_time(self, digest: str) -> bool:
+        if digest in self._seen:
+            return False
+        self._seen[digest] = None
+        if len(self._seen) > self._size:
+            self._seen.popitem(last=False)
+        return True
 
 
 def install_slack_routes(
@@ -101,34 +131,46 @@ def install_slack_routes(
 ) -> None:
     """Add `POST /slack/events` (commands, interactivity and events share it) to the web app."""
     seen = 0
+    recent = RecentDigests()
+    chores: set[asyncio.Task[None]] = set()
 
-    async def first_time(body: bytes) -> bool:
-        nonlocal seen
-        seen += 1
-        digest = "req:" + hashlib.sha256(body).hexdigest()
-        async with sessions() as session, session.begin():
-            if seen % FORGET_EVERY == 0:
+    async def forget() -> None:
+        try:
+            async with sessions() as session, session.begin():
                 await forget_events(session=session, before=utcnow() - FORGET_AFTER)
+        except Exception:
+            log.exception("slack.forget_failed")
+
+    async def first_time(digest: str) -> bool:
+        async with sessions() as session, session.begin():
             return await claim_event(session=session, platform=Platform.SLACK, event_id=digest)
 
     async def handle(request: web.Request) -> web.Response:
+        nonlocal seen
         body = await request.read()
         try:
             verify_signature(signing_secret, request.headers, body)
-            text = check_body(request.content_type, body)
+            text, command = check_body(request.content_type, body)
         except Refused as refused:
             log.warning(
                 "slack.request_refused",
                 extra={"status": refused.status, "reason": refused.reason, "bytes": len(body)},
             )
             return web.Response(status=refused.status, text=refused.reason + "\n")
-        if not await first_time(body):
+        digest = "req:" + hashlib.sha256(body).hexdigest()
+        seen += 1
+        if seen % FORGET_EVERY == 0:  # off the ack path; a failure only delays forgetting
+            chores.add(task := asyncio.create_task(forget()))
+            task.add_done_callback(chores.discard)
+        # A command's digest is claimed in the transaction of its work (see above).
+        if not recent.first_time(digest) or (not command and not await first_time(digest)):
             log.warning("slack.replay_ignored", extra={"bytes": len(body)})
             return web.Response(status=200, text="")
         bolt_request = AsyncBoltRequest(
             body=text,
             query=request.query_string,
             headers=request.headers,  # type: ignore[arg-type]
+            context={REQUEST_DIGEST: digest} if command else None,
         )
         return await to_aiohttp_response(await bolt_app.async_dispatch(bolt_request))
 
