@@ -196,8 +196,12 @@ async def test_pacing_spaces_one_targets_messages_without_blocking_another(
     assert {r.attempts for r in rows} == {1}  # deferral is not an attempt
     busy = [t for t, _ in endpoint.hits["busy"]]
     assert len(busy) == 6
+    # The pacer spaces the sends; the endpoint sees arrivals, which carry the loop's and
+    # the network's jitter (one late arrival shortens the next gap). So: no gap near
+    # what an unpaced burst would show, and the whole run no faster than the rate.
     gaps = [b - a for a, b in itertools.pairwise(busy)]
-    assert min(gaps) >= 0.25 - 0.02  # never faster than the rate
+    assert min(gaps) >= 0.25 - 0.05
+    assert busy[-1] - busy[0] >= 5 * 0.25 - 0.05  # never faster than the rate
     [(quiet_at, _)] = endpoint.hits["quiet"]
     assert quiet_at < busy[-1]  # the quiet target did not wait behind the busy one
 
