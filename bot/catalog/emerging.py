@@ -159,7 +159,7 @@ def count_phrases(docs: Sequence[Doc], *, min_count: int, weeks: int = CHART_WEE
     counts, family = week_counts(list(held.values()), min_count=min_count)
     candidates = {p for p in counts if is_phrase(p)}
     per_week = history_counts(
-        [segments_of(d.title, d.abstract) for d in history],
+        [(d.title, d.abstract) for d in history],
         [d.week for d in history],
         candidates,
         weeks,
