@@ -152,15 +152,25 @@ def history_counts(
                     fits[k, index[w]] = True
         keep = np.logical_and.reduce([fits[k][col] for k, col in enumerate(cols)])
         at = np.flatnonzero(keep)
-        grams = np.zeros(len(at), dtype=np.int64)
-        for col in cols:
-            grams = grams * base + col[at]
-        slot = np.searchsorted(sorted_codes, grams)
-        slot[slot == len(sorted_codes)] = 0
-        hit = sorted_codes[slot] == grams if len(sorted_codes) else slot < 0
-        pairs = _distinct(order[slot[hit]] * n_papers + paper[at[hit]])
+        if n == 1:  # a word's code is its id, and every word kept is a candidate
+            column = np.zeros(base, dtype=np.int64)
+            for i, p in enumerate(ordered):
+                if len(p) == 1:
+                    column[index[p[0]]] = i
+            which, where = column[ids[at]], at
+        else:
+            grams = np.zeros(len(at), dtype=np.int64)
+            for col in cols:
+                grams = grams * base + col[at]
+            slot = np.searchsorted(sorted_codes, grams)
+            slot[slot == len(sorted_codes)] = 0
+            hit = sorted_codes[slot] == grams if len(sorted_codes) else slot < 0
+            which, where = order[slot[hit]], at[hit]
+        pairs = _distinct(which * n_papers + paper[where])
         which, whose = pairs // n_papers, pairs % n_papers
-        np.add.at(table, (week[whose], which), 1)
+        table += np.bincount(
+            week[whose] * len(ordered) + which, minlength=weeks * len(ordered)
+        ).reshape(weeks, len(ordered))
     return dict(zip(ordered, table.T.tolist(), strict=True))
 
 
@@ -197,8 +207,8 @@ def _history_ids(
             text = joined.translate(_STR_SEPARATORS).split()
             parts.append(np.fromiter(map(by_str.get, text, repeat(0)), np.int64, len(text)))
     ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    ends = ids == -1
-    paper = np.cumsum(ends) - ends  # the paper marker belongs to the paper it ends
+    ends = np.flatnonzero(ids == -1)  # each paper's marker is its last position
+    paper = np.repeat(np.arange(len(ends), dtype=np.int64), np.diff(ends, prepend=-1))
     ids[ends] = 0
     return ids, paper
 
