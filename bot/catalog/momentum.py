@@ -186,13 +186,18 @@ def _logaddexp(a: float, b: float) -> float:
     return high + math.log1p(math.exp(low - high))
 
 
-def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
-    """BH-adjusted p-values (q-values), in the input order."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [1.0] * m
+def benjamini_hochberg(p_values: Sequence[float], family: int = 0) -> list[float]:
+    """BH-adjusted p-values (q-values), in the input order.
+
+    `family`: BH's m when more hypotheses were in play than `p_values` holds, the others
+    with p = 1.0. They would sort after every given p (a stable sort puts given 1.0s
+    first) and leave the running minimum at 1.0, so they are never built: the same
+    figures as padding the list, without sorting a million 1.0s for emerging phrases."""
+    m = max(len(p_values), family)
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [1.0] * len(p_values)
     running = 1.0
-    for rank in range(m, 0, -1):
+    for rank in range(len(p_values), 0, -1):
         i = order[rank - 1]
         running = min(running, p_values[i] * m / rank)
         adjusted[i] = min(1.0, running)
@@ -238,8 +243,7 @@ def share_test(
         binomial_sf(c.recent, c.recent + c.previous, p0) if worth is None or worth(c) else 1.0
         for c in (counts[k] for k in tested)
     ]
-    padded = raw + [1.0] * max(0, family - len(raw))
-    return dict(zip(tested, benjamini_hochberg(padded), strict=False))
+    return dict(zip(tested, benjamini_hochberg(raw, family), strict=True))
 
 
 def compute_momentum(
