@@ -85,6 +85,9 @@ class DigestRenderer:
         self._cache: OrderedDict[tuple[Any, ...], str] = OrderedDict()
         self._cache_size = cache_size
         self._labels_of: dict[tuple[str, datetime], list[str]] = {}
+        # A paper's template data is the same in every digest of the run (the reader's
+        # token is a slot): built once, as ranked sections miss the section cache.
+        self._papers: dict[tuple[DigestPaper, bool], dict[str, Any]] = {}
 
     def render(self, digest: Digest) -> EmailPayload:
         """The email payload `{"to", "subject", "text", "html", "headers"}` of one digest."""
@@ -281,6 +284,13 @@ class DigestRenderer:
         return {"alerts": papers}
 
     def _paper(self, paper: DigestPaper, alert: bool) -> dict[str, Any]:
+        key = (paper, alert)  # the paper itself, not its id: equal data, equal entry
+        found = self._papers.get(key)
+        if found is None:
+            found = self._papers[key] = self._paper_data(paper, alert)
+        return found
+
+    def _paper_data(self, paper: DigestPaper, alert: bool) -> dict[str, Any]:
         names = list(paper.authors[:_MAX_AUTHORS])
         extra = len(paper.authors) - len(names)
         return {
