@@ -29,6 +29,7 @@ from bot.outbox.payloads import EmailPayload
 from bot.templating import environment, read_static
 from digests.build import AlertInfo, Digest, DigestPaper, MissedPaper, SpikeItem, TopicSection
 from digests.links import DigestLinks
+from digests.rows import split
 
 MAX_HTML_BYTES = 80_000
 CHART_HEIGHT_PX = 28
@@ -42,6 +43,7 @@ _FIT_LADDER = ((None, None), (3, None), (3, 12), (3, 6), (2, 3), (0, 0))
 # puts its own token in with one replace (links stay per person, fragments stay shared).
 _REACT_SLOT = "ptslot3react"
 _BODY_SLOT = "ptslotbody"
+_WHY_SLOT = "ptslotwhy"
 _FOOTER_SLOTS = {
     "email": "ptslot0email",
     "manage_url": "ptslot1manage",
@@ -85,6 +87,14 @@ class DigestRenderer:
         self._cache: OrderedDict[tuple[Any, ...], str] = OrderedDict()
         self._cache_size = cache_size
         self._labels_of: dict[tuple[str, datetime], list[str]] = {}
+        # A paper's template data is the same in every digest of the run (the reader's
+        # token is a slot): built once, as ranked sections miss the section cache.
+        self._papers: dict[tuple[DigestPaper, bool], dict[str, Any]] = {}
+        # Ranked sections are assembled from these (digests/rows.py): a section's frame
+        # by (ext, week, slug, rows, total, collapsed), a row by (ext, paper, alert hit);
+        # the missed section's likewise, its rows by (ext, "missed", paper, reason).
+        self._frames: dict[tuple[Any, ...], tuple[str, str]] = {}
+        self._rows: dict[tuple[Any, ...], str] = {}
 
     def render(self, digest: Digest) -> EmailPayload:
         """The email payload `{"to", "subject", "text", "html", "headers"}` of one digest."""
@@ -147,10 +157,21 @@ class DigestRenderer:
         tail = []
         if digest.missed:
             # Readers who share interests often get the same picks: cached like sections.
-            picks = tuple((m.paper.id, m.reason) for m in digest.missed)
-            missed = self._cached(
-                ("missed", ext, picks), "_missed", ext, self._missed, digest.missed
+            # Rendered with a slot for each reason (a reader's own words), so its
+            # rows are the papers' alone and are shared between readers.
+            slotted = tuple(MissedPaper(m.paper, _WHY_SLOT) for m in digest.missed)
+            missed = self._assembled(
+                ("missed", ext, tuple(m.paper.id for m in digest.missed)),
+                (ext, "missed", len(slotted)),
+                [(ext, "missed", m.paper) for m in digest.missed],
+                "_missed",
+                self._missed,
+                (slotted,),
+                {} if ext == "html" else {"lines": 4, "last": "  "},
             )
+            pieces = missed.split(_WHY_SLOT)
+            reasons = [m.reason if ext == "txt" else _text_html(m.reason) for m in digest.missed]
+            missed = pieces[0] + "".join(r + p for r, p in zip(reasons, pieces[1:], strict=True))
             tail.append(missed)
         alerts = tuple(a for a in digest.alerts if a.papers)
         if alerts:
@@ -167,14 +188,57 @@ class DigestRenderer:
                 continue
             collapsed = full is not None and i >= full
             papers = () if collapsed else section.papers[:cap]
-            hits = tuple(p.id in section.alert_hits for p in papers)
-            key = (
-                "section", ext, digest.week, section.slug, tuple(p.id for p in papers), hits,
-                section.total, collapsed,
-            )  # fmt: skip
-            parts = (section, papers, collapsed, labels, digest.universe)
-            out.append(self._cached(key, "_section", ext, self._section, *parts))
+            out.append(self._section_in(digest, ext, section, papers, collapsed, labels))
         return "".join(out)
+
+    def _section_in(
+        self,
+        digest: Digest,
+        ext: str,
+        section: TopicSection,
+        papers: tuple[DigestPaper, ...],
+        collapsed: bool,
+        labels: list[str],
+    ) -> str:
+        hits = tuple(p.id in section.alert_hits for p in papers)
+        key = (
+            "section", ext, digest.week, section.slug, tuple(p.id for p in papers), hits,
+            section.total, collapsed,
+        )  # fmt: skip
+        frame = (ext, digest.week, section.slug, len(papers), section.total, collapsed)
+        parts = (section, papers, collapsed, labels, digest.universe)
+        rows = [(ext, p, hit) for p, hit in zip(papers, hits, strict=True)]
+        return self._assembled(key, frame, rows, "_section", self._section, parts, {})
+
+    def _assembled(
+        self,
+        key: tuple[Any, ...],
+        frame_key: tuple[Any, ...],
+        row_keys: list[tuple[Any, ...]],
+        name: str,
+        context: Callable[..., dict[str, Any]],
+        args: tuple[Any, ...],
+        shape: dict[str, Any],
+    ) -> str:
+        """The fragment `key`, from its frame and rows when all were seen in an earlier
+        fragment (digests/rows.py), else rendered and cut into them for later ones."""
+        found = self._cache.get(key)
+        if found is not None:
+            self._cache.move_to_end(key)
+            return found
+        frame = self._frames.get(frame_key)
+        if frame is not None:
+            rows = [self._rows.get(k) for k in row_keys]
+            if all(r is not None for r in rows):
+                return frame[0] + "".join(r for r in rows if r is not None) + frame[1]
+        ext = frame_key[0]
+        fragment = self._cached(key, name, ext, context, *args)
+        cut = split(fragment, ext, len(row_keys), **shape)
+        if cut is not None:
+            before, rendered, after = cut
+            self._frames[frame_key] = (before, after)
+            self._rows.update(zip(row_keys, rendered, strict=True))
+        return fragment
 
     def _shell(self, week: str) -> tuple[str, str]:
         """The page around the body, rendered once per week and split at the body."""
@@ -219,10 +283,13 @@ class DigestRenderer:
             self._cache.move_to_end(key)
             return found
         fragment = _render(name, ext, context(*args))
+        self._remember(key, fragment)
+        return fragment
+
+    def _remember(self, key: tuple[Any, ...], fragment: str) -> None:
         self._cache[key] = fragment
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
-        return fragment
 
     def _spikes(
         self,
@@ -281,6 +348,13 @@ class DigestRenderer:
         return {"alerts": papers}
 
     def _paper(self, paper: DigestPaper, alert: bool) -> dict[str, Any]:
+        key = (paper, alert)  # the paper itself, not its id: equal data, equal entry
+        found = self._papers.get(key)
+        if found is None:
+            found = self._papers[key] = self._paper_data(paper, alert)
+        return found
+
+    def _paper_data(self, paper: DigestPaper, alert: bool) -> dict[str, Any]:
         names = list(paper.authors[:_MAX_AUTHORS])
         extra = len(paper.authors) - len(names)
         return {
@@ -331,6 +405,14 @@ def _render(name: str, ext: str, context: dict[str, Any]) -> str:
 @functools.lru_cache(maxsize=16)
 def _domain_of(mail_from: str) -> str:
     return parseaddr(mail_from)[1].rpartition("@")[2] or "localhost"
+
+
+def _text_html(text: str) -> str:
+    """`text` escaped as the CSS inliner writes a text node (no quotes escaped)."""
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        .replace("\xa0", "&nbsp;")
+    )  # fmt: skip
 
 
 def _day(instant: datetime) -> str:

@@ -84,6 +84,13 @@ class Corpus:
         self.indptr: IntArray = np.asarray(self._indptr, dtype=np.int64)
         self.indices: IntArray = np.asarray(self._indices, dtype=np.int64)
         self.data: FloatArray = np.asarray(self._data, dtype=np.float64)
+        # What `scores` needs of the corpus's own rows, sliced once, not per person.
+        end = int(self.indptr[self.n_docs])
+        self._own_indices = self.indices[:end]
+        self._own_data = self.data[:end]
+        nonempty = np.diff(self.indptr[: self.n_docs + 1]) > 0
+        self._own_rows = np.flatnonzero(nonempty)
+        self._own_starts = self.indptr[: self.n_docs][nonempty]
 
     def add(self, papers: Iterable[tuple[str, str]]) -> None:
         """Append papers not in the corpus yet (their idf is the corpus's)."""
@@ -106,13 +113,10 @@ class Corpus:
         later: those are marks, never ranked); columns past `weights` count zero."""
         if len(weights) < len(self.vocab):
             weights = np.concatenate([weights, np.zeros(len(self.vocab) - len(weights))])
-        end = int(self.indptr[self.n_docs])
         out = np.full(self.n_docs, bias, dtype=np.float64)
-        products = weights[self.indices[:end]] * self.data[:end]
-        starts = self.indptr[: self.n_docs]
-        nonempty = np.diff(self.indptr[: self.n_docs + 1]) > 0
-        if products.size:
-            out[nonempty] += np.add.reduceat(products, starts[nonempty])
+        if self._own_indices.size:
+            products = weights[self._own_indices] * self._own_data
+            out[self._own_rows] += np.add.reduceat(products, self._own_starts)
         return out
 
     def gather(self, pids: list[str]) -> tuple[IntArray, IntArray, FloatArray]:
@@ -125,12 +129,3 @@ class Corpus:
         offsets = np.cumsum(lengths) - lengths
         at = np.arange(int(lengths.sum())) + np.repeat(starts - offsets, lengths)
         return owner, self.indices[at], self.data[at]
-
-    def similarities(self, pid: str, others: list[str]) -> FloatArray:
-        """Cosine of one paper's row with each of `others` (rows are unit length)."""
-        columns, data = self.vector(pid)
-        dense = np.zeros(len(self.vocab))
-        dense[columns] = data
-        owner, cols, values = self.gather(others)
-        found = np.bincount(owner, weights=dense[cols] * values, minlength=len(others))
-        return found.astype(np.float64)

@@ -144,22 +144,53 @@ def pick(
         masked[rows] = -np.inf
     k = min(limit, len(masked))
     best = np.argpartition(-masked, k - 1)[:k]
-    ordered = sorted(best.tolist(), key=lambda r: (-masked[r], corpus.ids[r]))
-    return tuple(
-        Pick(corpus.ids[r], float(masked[r]), explain(corpus, model, corpus.ids[r], signals))
-        for r in ordered
+    ordered = [
+        r
+        for r in sorted(best.tolist(), key=lambda r: (-masked[r], corpus.ids[r]))
         if masked[r] > floor
+    ]
+    ids = [corpus.ids[r] for r in ordered]
+    return tuple(
+        Pick(pid, float(masked[r]), reason)
+        for pid, r, reason in zip(ids, ordered, explain(corpus, model, ids, signals), strict=True)
     )
 
 
-def explain(corpus: Corpus, model: Model, paper_id: str, signals: Signals) -> Reason:
-    """The marked paper the pick is most like, or the words that weigh most for it."""
+def explain(corpus: Corpus, model: Model, paper_ids: list[str], signals: Signals) -> list[Reason]:
+    """Per pick, the marked paper it is most like, or the words that weigh most for it.
+
+    The cosines of all picks with all liked marks are one small product (only the
+    columns the marks use count), not a gather of the marks per pick."""
+    if not paper_ids:
+        return []
     liked = [p for p in signals.more[:50] if p in corpus.row]
+    cosines = np.zeros((len(paper_ids), len(liked)))
     if liked:
-        cosines = corpus.similarities(paper_id, liked)
-        best = int(np.argmax(cosines))  # the first (newest) mark among equals
-        if cosines[best] >= LIKE_AT:
-            return Reason(like=liked[best])
+        rows, columns, values = corpus.gather(liked)
+        local = np.full(len(corpus.vocab), -1, dtype=np.int64)
+        used = np.unique(columns)
+        local[used] = np.arange(len(used))
+        marks = np.zeros((len(liked), len(used)))
+        marks[rows, local[columns]] = values
+        owner, cols, vals = corpus.gather(paper_ids)
+        at = local[cols]
+        inside = at >= 0
+        picks = np.zeros((len(paper_ids), len(used)))
+        picks[owner[inside], at[inside]] = vals[inside]
+        cosines = picks @ marks.T
+    out = []
+    for i, paper_id in enumerate(paper_ids):
+        if liked:
+            best = int(np.argmax(cosines[i]))  # the first (newest) mark among equals
+            if cosines[i, best] >= LIKE_AT:
+                out.append(Reason(like=liked[best]))
+                continue
+        out.append(_words(corpus, model, paper_id))
+    return out
+
+
+def _words(corpus: Corpus, model: Model, paper_id: str) -> Reason:
+    """The words of the paper that weigh most for the person."""
     columns, data = corpus.vector(paper_id)
     weights = model.weights
     if not len(weights):

@@ -107,7 +107,7 @@ def test_reasons_without_a_similar_mark_name_the_words() -> None:
     corpus = _corpus()
     # A model that likes protein words explains a protein paper by them.
     model = train(corpus, [Example("x000", 1.0), Example("y001", -1.0)])
-    reason = explain(corpus, model, "x003", Signals())
+    [reason] = explain(corpus, model, ["x003"], Signals())
     assert reason.like is None
     assert reason.words
     assert set(reason.words) <= set(PROTEIN)
