@@ -27,7 +27,7 @@ from bot.ingest.sources.arxiv_ids import find_id, split_id
 from bot.outbox.targets import find_target, get_or_create_target
 from bot.store.models import Paper, Person, Reaction, Target
 from bot.store.records import paper_url
-from bot.subscriptions import reactions
+from bot.subscriptions import people, reactions
 from bot.types import Leaning, Platform, TargetKind
 
 MAX_PAPER_ID = 128  # the `paper.id` column's length
@@ -166,14 +166,7 @@ async def mailbox_of(*, session: AsyncSession, person: Person) -> Target:
     """The person's mailbox target (where their digest reactions live)."""
     if not person.email:
         raise PapertideError("This address is no longer on our list: nothing to record.")
-    return await get_or_create_target(
-        session=session,
-        platform=Platform.EMAIL,
-        workspace="",
-        address=person.email,
-        kind=TargetKind.EMAIL,
-        person_id=person.id,
-    )
+    return await people.mailbox_of(session=session, person=person)
 
 
 async def react_by_mail(
