@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 from pydantic import SecretStr
 from sqlalchemy import func
@@ -176,3 +177,14 @@ async def count(sessions: async_sessionmaker[AsyncSession], model: Any, *where: 
     async with sessions() as session:
         stmt = select(func.count()).select_from(model).where(*where)
         return int((await session.execute(stmt)).scalar_one())
+
+
+async def request_page(
+    env: WebEnv, method: str, path: str, **kw: object
+) -> tuple[aiohttp.ClientResponse, str]:
+    """One request to the running web app, redirects not followed: the response and its text."""
+    async with (
+        aiohttp.ClientSession() as http,
+        http.request(method, env.base + path, allow_redirects=False, **kw) as r,  # type: ignore[arg-type]
+    ):
+        return r, await r.text()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 
-import aiohttp
 import pytest
 from sqlmodel import col, select
 
@@ -18,7 +17,7 @@ from bot.subscriptions.tokens import make_form_token, person_token
 from bot.subscriptions.urls import react_path
 from bot.timeutil import utcnow
 from bot.types import Leaning, Platform, TargetKind
-from tests.support.web import NOW, WebEnv, count, running_web
+from tests.support.web import NOW, WebEnv, count, request_page, running_web
 
 NASTY = "<script>alert(1)</script> & friends"
 
@@ -27,16 +26,6 @@ NASTY = "<script>alert(1)</script> & friends"
 async def web_env(db_url: str) -> AsyncIterator[WebEnv]:
     async with running_web(db_url) as env:
         yield env
-
-
-async def _request(
-    env: WebEnv, method: str, path: str, **kw: object
-) -> tuple[aiohttp.ClientResponse, str]:
-    async with (
-        aiohttp.ClientSession() as http,
-        http.request(method, env.base + path, allow_redirects=False, **kw) as r,  # type: ignore[arg-type]
-    ):
-        return r, await r.text()
 
 
 async def _ann(env: WebEnv) -> Person:
@@ -75,7 +64,7 @@ async def test_the_link_shows_one_button_and_only_the_post_records(web_env: WebE
     token = person_token(web_env.settings, ann, "react")
     path = react_path(token, "2611.01234", "more")
     for method in ("GET", "HEAD", "GET"):  # what a mail scanner does
-        response, html = await _request(web_env, method, path)
+        response, html = await request_page(web_env, method, path)
         assert response.status == 200
         assert response.headers["Cache-Control"] == "no-store"
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; friends" in html
@@ -83,22 +72,22 @@ async def test_the_link_shows_one_button_and_only_the_post_records(web_env: WebE
     assert '<button type="submit">More like this</button>' in html
     assert await _reactions(web_env) == []
 
-    response, _ = await _request(web_env, "POST", path, data={"csrf": "0" * 64})
+    response, _ = await request_page(web_env, "POST", path, data={"csrf": "0" * 64})
     assert response.status == 403
     assert await _reactions(web_env) == []
-    response, done = await _request(web_env, "POST", path, data={"csrf": _csrf(html)})
+    response, done = await request_page(web_env, "POST", path, data={"csrf": _csrf(html)})
     assert response.status == 200
     assert "More like “&lt;script&gt;" in done
     assert await _reactions(web_env) == [("email", "2611.01234", 1, "email")]
     less = react_path(token, "2611.01234", "less")
-    _, html = await _request(web_env, "GET", less)
-    await _request(web_env, "POST", less, data={"csrf": _csrf(html)})
+    _, html = await request_page(web_env, "GET", less)
+    await request_page(web_env, "POST", less, data={"csrf": _csrf(html)})
     assert await _reactions(web_env) == [("email", "2611.01234", -1, "email")]
     # The page's Undo (a manage form) takes it back.
     undo = re.search(r'action="([^"]+/reactions)"', done)
     assert undo is not None
     form = dict(re.findall(r'name="(action|csrf|target|paper)" value="([^"]*)"', done))
-    response, _ = await _request(web_env, "POST", undo.group(1), data=form)
+    response, _ = await request_page(web_env, "POST", undo.group(1), data=form)
     assert response.status == 303
     assert await _reactions(web_env) == []
 
@@ -117,7 +106,7 @@ async def test_a_bad_paper_or_leaning_is_a_clear_page(
     ann = await _ann(web_env)
     token = person_token(web_env.settings, ann, "react")
     for method in ("GET", "POST"):
-        response, html = await _request(
+        response, html = await request_page(
             web_env, method, f"/react/{token}?{query}", data={"csrf": "x"}
         )
         assert response.status in (status, 403), method
@@ -133,17 +122,17 @@ async def test_forged_other_purpose_and_revoked_tokens_are_refused(web_env: WebE
         (token[:-3] + "abc", "damaged"),
         (manage, "not a react link"),
     ):
-        response, html = await _request(web_env, "GET", react_path(bad, "2611.01234", "more"))
+        response, html = await request_page(web_env, "GET", react_path(bad, "2611.01234", "more"))
         assert response.status == 400
         assert says in html
-    _, html = await _request(web_env, "GET", react_path(token, "2611.01234", "more"))
+    _, html = await request_page(web_env, "GET", react_path(token, "2611.01234", "more"))
     csrf = _csrf(html)
     signout = make_form_token(web_env.settings, bound_to=manage, form="signout")
-    await _request(
+    await request_page(
         web_env, "POST", f"/manage/{manage}", data={"action": "signout", "csrf": signout}
     )
     for method in ("GET", "POST"):
-        response, html = await _request(
+        response, html = await request_page(
             web_env, method, react_path(token, "2611.01234", "more"), data={"csrf": csrf}
         )
         assert response.status == 400
@@ -172,7 +161,7 @@ async def test_the_manage_page_lists_undoes_and_erases_reactions(web_env: WebEnv
             await react(session=session, target_id=target_id, paper_id=pid, leaning=leaning,
                         via="slack")  # fmt: skip
     manage = person_token(web_env.settings, ann, "manage")
-    response, html = await _request(web_env, "GET", f"/manage/{manage}")
+    response, html = await request_page(web_env, "GET", f"/manage/{manage}")
     assert response.status == 200
     assert 'id="reactions"' in html
     assert '<a href="https://arxiv.org/abs/2611.01234">&lt;script&gt;' in html
@@ -185,18 +174,20 @@ async def test_the_manage_page_lists_undoes_and_erases_reactions(web_env: WebEnv
     unreact = make_form_token(web_env.settings, bound_to=manage, form="unreact")
     # Someone else's target through ann's page: nothing happens.
     theirs = {"action": "unreact", "csrf": unreact, "target": str(other.id), "paper": "2609.00001"}
-    await _request(web_env, "POST", action, data=theirs)
+    await request_page(web_env, "POST", action, data=theirs)
     mine = {"action": "unreact", "csrf": unreact, "target": str(slack.id), "paper": "2611.01234"}
-    response, _ = await _request(web_env, "POST", action, data=mine)
+    response, _ = await request_page(web_env, "POST", action, data=mine)
     assert response.status == 303
     assert response.headers["Location"].startswith(f"/manage/{manage}?saved=1")
     assert await count(web_env.sessions, Reaction) == 2
-    response, _ = await _request(web_env, "POST", action, data={"action": "erase", "csrf": "bad"})
+    response, _ = await request_page(
+        web_env, "POST", action, data={"action": "erase", "csrf": "bad"}
+    )
     assert response.status == 403
     erase = make_form_token(web_env.settings, bound_to=manage, form="erase")
-    await _request(web_env, "POST", action, data={"action": "erase", "csrf": erase})
+    await request_page(web_env, "POST", action, data={"action": "erase", "csrf": erase})
     async with web_env.sessions() as session:
         left = (await session.execute(select(col(Reaction.target_id)))).scalars().all()
     assert left == [other.id]
-    _, html = await _request(web_env, "GET", f"/manage/{manage}")
+    _, html = await request_page(web_env, "GET", f"/manage/{manage}")
     assert "No reactions yet" in html

@@ -11,7 +11,6 @@ import logging
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
-import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from sqlmodel import col, select
@@ -31,6 +30,7 @@ from tests.support.web import (
     count,
     deliver_mail,
     first_link,
+    request_page,
     running_web,
 )
 
@@ -39,16 +39,6 @@ from tests.support.web import (
 async def web_env(db_url: str) -> AsyncIterator[WebEnv]:
     async with running_web(db_url) as env:
         yield env
-
-
-async def _request(
-    env: WebEnv, method: str, path: str, **kw: object
-) -> tuple[aiohttp.ClientResponse, str]:
-    async with (
-        aiohttp.ClientSession() as http,
-        http.request(method, env.base + path, allow_redirects=False, **kw) as r,  # type: ignore[arg-type]
-    ):
-        return r, await r.text()
 
 
 async def _status(env: WebEnv, email: str = "ann@lab.org") -> str | None:
@@ -68,45 +58,45 @@ async def _mailed_link(env: WebEnv, path: str) -> str:
 
 
 async def test_confirm_links_act_only_on_the_pages_post(web_env: WebEnv) -> None:
-    response, _ = await _request(web_env, "POST", "/subscribe", data={"email": "ann@lab.org"})
+    response, _ = await request_page(web_env, "POST", "/subscribe", data={"email": "ann@lab.org"})
     assert response.status == 303
     confirm = await _mailed_link(web_env, "/confirm/")
     for method in ("GET", "HEAD", "GET"):  # a mail scanner fetching the link, repeatedly
-        response, html = await _request(web_env, method, confirm)
+        response, html = await request_page(web_env, method, confirm)
         assert response.status == 200
         assert await _status(web_env) == "pending"
     assert html.count("<button") == 1
     assert 'method="post"' in html
-    response, html = await _request(web_env, "POST", confirm)
+    response, html = await request_page(web_env, "POST", confirm)
     assert response.status == 200
     assert "You are subscribed" in html
     assert await _status(web_env) == "confirmed"
 
 
 async def test_an_old_confirm_link_never_undoes_an_unsubscribe(web_env: WebEnv) -> None:
-    await _request(web_env, "POST", "/subscribe", data={"email": "ann@lab.org"})
+    await request_page(web_env, "POST", "/subscribe", data={"email": "ann@lab.org"})
     old_confirm = await _mailed_link(web_env, "/confirm/")
-    await _request(web_env, "POST", old_confirm)
+    await request_page(web_env, "POST", old_confirm)
     async with web_env.sessions() as session:
         ann = (await session.execute(select(Person))).scalar_one()
     unsubscribe = f"/unsubscribe/{person_token(web_env.settings, ann, 'unsubscribe')}"
-    response, _ = await _request(
+    response, _ = await request_page(
         web_env, "POST", unsubscribe, data="List-Unsubscribe=One-Click",
         headers={"Content-Type": "application/x-www-form-urlencoded"},
     )  # fmt: skip
     assert response.status == 200
     assert await _status(web_env) == "unsubscribed"
     for method in ("GET", "POST"):
-        response, html = await _request(web_env, method, old_confirm)
+        response, html = await request_page(web_env, method, old_confirm)
         assert response.status == 400
         assert "replaced by a newer one" in html
     assert await _status(web_env) == "unsubscribed"
     # Coming back takes a fresh confirmation, which does reach the stopped mailbox.
     web_env.clock.offset = timedelta(hours=2)
-    await _request(web_env, "POST", "/subscribe", data={"email": "ann@lab.org"})
+    await request_page(web_env, "POST", "/subscribe", data={"email": "ann@lab.org"})
     fresh = await _mailed_link(web_env, "/confirm/")
     assert fresh != old_confirm
-    await _request(web_env, "POST", fresh)
+    await request_page(web_env, "POST", fresh)
     assert await _status(web_env) == "confirmed"
 
 
@@ -120,11 +110,11 @@ async def test_chat_link_page_shows_on_get_and_links_on_post(web_env: WebEnv) ->
     assert not reply.error
     link = await _mailed_link(web_env, "/link/")
     for method in ("HEAD", "GET"):
-        response, html = await _request(web_env, method, link)
+        response, html = await request_page(web_env, method, link)
         assert response.status == 200
     assert "Slack user U7" in html
     assert await _status(web_env, "bob@lab.org") == "none"
-    response, html = await _request(web_env, "POST", link)
+    response, html = await request_page(web_env, "POST", link)
     assert response.status == 200
     assert "Linked" in html
     assert await _status(web_env, "bob@lab.org") == "confirmed"
@@ -144,10 +134,10 @@ async def test_log_out_everywhere_revokes_every_mailed_link(web_env: WebEnv) -> 
         ann.email_status = "confirmed"
     manage = person_token(web_env.settings, ann, "manage")
     unsubscribe = person_token(web_env.settings, ann, "unsubscribe")
-    response, html = await _request(web_env, "GET", f"/manage/{manage}")
+    response, html = await request_page(web_env, "GET", f"/manage/{manage}")
     assert "Log out everywhere" in html
     csrf = make_form_token(web_env.settings, bound_to=manage, form="signout")
-    response, html = await _request(
+    response, html = await request_page(
         web_env, "POST", f"/manage/{manage}", data={"action": "signout", "csrf": csrf}
     )
     assert response.status == 200
@@ -157,7 +147,7 @@ async def test_log_out_everywhere_revokes_every_mailed_link(web_env: WebEnv) -> 
         ("GET", f"/unsubscribe/{unsubscribe}"),
         ("POST", f"/unsubscribe/{unsubscribe}"),
     ):
-        response, html = await _request(web_env, method, path)
+        response, html = await request_page(web_env, method, path)
         assert response.status == 400, path
         assert "replaced by a newer one" in html
         assert "ann@lab.org" not in html
@@ -167,11 +157,11 @@ async def test_log_out_everywhere_revokes_every_mailed_link(web_env: WebEnv) -> 
         ann = (await session.execute(select(Person))).scalar_one()
     fresh = person_token(web_env.settings, ann, "manage")
     delete = make_form_token(web_env.settings, bound_to=fresh, form="delete")
-    await _request(
+    await request_page(
         web_env, "POST", f"/manage/{fresh}",
         data={"action": "delete", "csrf": delete, "confirm_delete": "yes"},
     )  # fmt: skip
-    response, html = await _request(web_env, "GET", f"/manage/{fresh}")
+    response, html = await request_page(web_env, "GET", f"/manage/{fresh}")
     assert response.status == 400
     assert await count(web_env.sessions, Person) == 0
 
@@ -179,9 +169,11 @@ async def test_log_out_everywhere_revokes_every_mailed_link(web_env: WebEnv) -> 
 async def test_one_client_ip_may_ask_for_only_so_many_mails(web_env: WebEnv) -> None:
     limit = web_env.settings.confirm_mails_per_ip_per_hour
     for i in range(limit):
-        response, _ = await _request(web_env, "POST", "/subscribe", data={"email": f"a{i}@x.org"})
+        response, _ = await request_page(
+            web_env, "POST", "/subscribe", data={"email": f"a{i}@x.org"}
+        )
         assert response.status == 303
-    response, html = await _request(web_env, "POST", "/subscribe", data={"email": "z@x.org"})
+    response, html = await request_page(web_env, "POST", "/subscribe", data={"email": "z@x.org"})
     assert response.status == 429
     assert "try again in an hour" in html
     assert await count(web_env.sessions, Person) == limit  # the refused one left no trace
@@ -191,7 +183,7 @@ async def test_addresses_differing_only_in_case_are_one_person_and_one_limit(
     web_env: WebEnv,
 ) -> None:
     for email in ("Ann@Lab.org", "ann@lab.org", "ANN@LAB.ORG"):
-        response, _ = await _request(web_env, "POST", "/subscribe", data={"email": email})
+        response, _ = await request_page(web_env, "POST", "/subscribe", data={"email": email})
         assert response.status == 303
     assert await count(web_env.sessions, Person) == 1
     async with smtp_sink() as (sink, port):
@@ -211,7 +203,7 @@ async def test_a_form_that_is_not_utf8_is_a_400_that_changes_nothing(
     web_env: WebEnv, body: bytes, content_type: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.INFO):
-        response, html = await _request(
+        response, html = await request_page(
             web_env, "POST", "/subscribe", data=body, headers={"Content-Type": content_type}
         )
     assert response.status == 400
@@ -229,11 +221,11 @@ async def test_metrics_need_the_bearer_token_and_no_server_version_leaks(
         ({"Authorization": f"Basic {METRICS_TOKEN}"}, 401),
         ({"Authorization": f"Bearer {METRICS_TOKEN}"}, 200),
     ):
-        response, body = await _request(web_env, "GET", "/metrics", headers=headers)
+        response, body = await request_page(web_env, "GET", "/metrics", headers=headers)
         assert response.status == status, headers
         assert ("papertide_web_requests_total" in body) is (status == 200)
     for path in ("/topics", "/healthz", "/nope", "/metrics"):
-        response, _ = await _request(web_env, "GET", path)
+        response, _ = await request_page(web_env, "GET", path)
         server = response.headers.get("Server", "")
         assert "aiohttp" not in server.lower()
         assert "python" not in server.lower()
@@ -249,7 +241,7 @@ async def test_metrics_are_off_without_a_token(web_env: WebEnv) -> None:
 
 
 async def test_query_strings_do_not_bypass_the_page_cache(web_env: WebEnv) -> None:
-    response, _ = await _request(web_env, "GET", "/topics/rl-for-llm-agents")
+    response, _ = await request_page(web_env, "GET", "/topics/rl-for-llm-agents")
     assert response.status == 200
     async with web_env.sessions() as session, session.begin():
         topic = (
@@ -262,10 +254,10 @@ async def test_query_strings_do_not_bypass_the_page_cache(web_env: WebEnv) -> No
         await session.flush()
         session.add(PaperTopic(paper_id="2612.00001", topic_id=topic.id))
     for query in ("?utm=1", "?x=2&y=3", "?page=1", "?page=abc", "?"):
-        _, html = await _request(web_env, "GET", "/topics/rl-for-llm-agents" + query)
+        _, html = await request_page(web_env, "GET", "/topics/rl-for-llm-agents" + query)
         assert "Fresh Paper Nobody Saw" not in html, query  # served from the one cache entry
-    _, feed = await _request(web_env, "GET", "/topics/rl-for-llm-agents.atom")
-    _, feed_busted = await _request(web_env, "GET", "/topics/rl-for-llm-agents.atom?r=9")
+    _, feed = await request_page(web_env, "GET", "/topics/rl-for-llm-agents.atom")
+    _, feed_busted = await request_page(web_env, "GET", "/topics/rl-for-llm-agents.atom?r=9")
     assert feed == feed_busted
 
 
