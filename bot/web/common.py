@@ -17,6 +17,7 @@ from bot.ask.service import Asker
 from bot.config import Settings
 from bot.errors import PapertideError
 from bot.store.store import Store
+from bot.subscriptions.tokens import check_form_token
 from bot.subscriptions.urls import PublicUrls
 from bot.templating import render
 
@@ -131,6 +132,19 @@ async def read_form(request: web.Request) -> MultiDictProxy[Any]:
         return await request.post()
     except (ValueError, LookupError) as exc:  # UnicodeDecodeError, unknown charset, multipart
         raise BadForm("Send the form as UTF-8 text, as the page's own form does.") from exc
+
+
+def form_action(
+    settings: Settings, token: str, form: MultiDictProxy[Any], allowed: tuple[str, ...]
+) -> str | None:
+    """The form's `action` when it is one of `allowed` and its CSRF token was made for that
+    form on the page of `token`; None otherwise (the caller answers "form expired")."""
+    action = str(form.get("action", ""))
+    if action not in allowed or not check_form_token(
+        settings, bound_to=token, form=action, value=str(form.get("csrf", ""))
+    ):
+        return None
+    return action
 
 
 def client_ip(request: web.Request, settings: Settings) -> str:

@@ -32,10 +32,10 @@ from bot.subscriptions.optin import (
 )
 from bot.subscriptions.preferences import PreferenceError, load_preferences, update_preferences
 from bot.subscriptions.quotas import TooManyRequests
-from bot.subscriptions.tokens import check_form_token, make_form_token, person_token, read_token
+from bot.subscriptions.tokens import make_form_token, person_token, read_token
 from bot.subscriptions.urls import SUBSCRIBE_SENT, confirm_path, link_path, manage_path
 from bot.types import EmailStatus
-from bot.web.common import client_ip, deps, error_page, page, read_form
+from bot.web.common import client_ip, deps, error_page, form_action, page, read_form
 from bot.web.reaction_pages import manage_context, reaction_forms
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -225,10 +225,8 @@ async def post_manage(request: web.Request) -> web.Response:
     token = request.match_info["token"]
     data = read_token(d.settings, token, purpose="manage", now=d.clock())
     form = await read_form(request)
-    action = str(form.get("action", ""))
-    if action not in MANAGE_FORMS or not check_form_token(
-        d.settings, bound_to=token, form=action, value=str(form.get("csrf", ""))
-    ):
+    action = form_action(d.settings, token, form, MANAGE_FORMS)
+    if action is None:
         return error_page(
             403,
             "This form has expired",

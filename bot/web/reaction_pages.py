@@ -33,7 +33,7 @@ from bot.subscriptions.optin import load_owner
 from bot.subscriptions.tokens import check_form_token, make_form_token, person_token, read_token
 from bot.subscriptions.urls import manage_path, manage_reactions_path, react_path
 from bot.types import Leaning
-from bot.web.common import deps, error_page, page, read_form
+from bot.web.common import deps, error_page, form_action, page, read_form
 
 REACTION_FORMS = ("unreact", "erase")
 _BAD_LINK = (
@@ -134,10 +134,8 @@ async def post_manage_reactions(request: web.Request) -> web.Response:
     token = request.match_info["token"]
     data = read_token(d.settings, token, purpose="manage", now=d.clock())
     form = await read_form(request)
-    action = str(form.get("action", ""))
-    if action not in REACTION_FORMS or not check_form_token(
-        d.settings, bound_to=token, form=action, value=str(form.get("csrf", ""))
-    ):
+    action = form_action(d.settings, token, form, REACTION_FORMS)
+    if action is None:
         return _refused()
     try:
         target_id = int(str(form.get("target", "0") or "0"))
