@@ -27,6 +27,10 @@ class Store:
     # On SQLite, reads get their own engine that begins DEFERRED (a WAL snapshot) and
     # never queues for the write lock; PostgreSQL's MVCC needs no such split.
     read_sessions: async_sessionmaker[AsyncSession]
+    # Short indexed reads of the busiest public pages (a topic page, its feed). On SQLite
+    # they run on the event loop's thread (bot.store.sqlite_hops): a page's reads take
+    # less time than the trips to a connection's thread and back. Never a long query.
+    quick_reads: async_sessionmaker[AsyncSession]
 
     @property
     def dialect(self) -> str:
@@ -39,15 +43,22 @@ async def open_store(url: str, *, migrate: bool = True) -> AsyncIterator[Store]:
     if migrate:
         await upgrade(url)
     engine = create_engine(url)
-    reader = create_engine(url, read_only=True) if is_sqlite(engine) else None
+    reader = quick = None
+    if is_sqlite(engine):
+        reader = create_engine(url, read_only=True)
+        # Statements never wait here, so a request holds a connection only for its reads.
+        quick = create_engine(url, read_only=True, inline=True, pool_size=2, max_overflow=8)
     try:
         yield Store(
             url=url,
             engine=engine,
             sessions=session_factory(engine),
             read_sessions=session_factory(reader or engine),
+            quick_reads=session_factory(quick or reader or engine),
         )
     finally:
+        if quick is not None:
+            await quick.dispose()
         if reader is not None:
             await reader.dispose()
         await engine.dispose()
