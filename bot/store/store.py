@@ -48,13 +48,18 @@ async def open_store(url: str, *, migrate: bool = True) -> AsyncIterator[Store]:
         reader = create_engine(url, read_only=True)
         # Statements never wait here, so a request holds a connection only for its reads.
         quick = create_engine(url, read_only=True, inline=True, pool_size=2, max_overflow=8)
+        quick_sessions = session_factory(quick)
+    else:
+        # Under READ COMMITTED every statement reads its own snapshot anyway: BEGIN and
+        # ROLLBACK around a page's reads were two round trips that bought nothing.
+        quick_sessions = session_factory(engine.execution_options(isolation_level="AUTOCOMMIT"))
     try:
         yield Store(
             url=url,
             engine=engine,
             sessions=session_factory(engine),
             read_sessions=session_factory(reader or engine),
-            quick_reads=session_factory(quick or reader or engine),
+            quick_reads=quick_sessions,
         )
     finally:
         if quick is not None:
