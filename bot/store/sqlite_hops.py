@@ -6,7 +6,8 @@ loop for one statement. Profiling an unsubscribe click (five statements) found 4
 and at 50 concurrent clients the waits between them, not SQLite, made the latency.
 
 `connect` returns an aiosqlite connection whose cursors do the cursor's creation, the
-statement and the first `PREFETCH` rows in one hop, and close themselves in that hop
+statement and the first `PREFETCH` rows in one hop (a transaction's BEGIN rides along
+with its first statement), and close themselves in that hop
 once every row is read. Bigger results (a streamed scan) still come `PREFETCH` rows per
 hop, so streaming keeps its bounded memory. Everything touching sqlite3 runs on the
 worker thread; the loop side reads only values the hop handed back.
@@ -26,10 +27,21 @@ _T = TypeVar("_T")
 # Rows fetched in the statement's own hop: a topic page's 30 papers, a fan-out's ids.
 PREFETCH = 256
 _ITER_CHUNK = 64  # aiosqlite's own default, for `async for` over a cursor
+# papertide's engines begin every transaction themselves (bot.store.engine): the BEGIN
+# travels with the transaction's first statement instead of taking a hop of its own.
+_BEGINS = frozenset({"BEGIN", "BEGIN IMMEDIATE", "BEGIN DEFERRED", "BEGIN EXCLUSIVE"})
 
 
 class _Snapshot:
     """What a hop read from the sqlite3 cursor, so the loop never touches it."""
+
+    @classmethod
+    def nothing(cls) -> _Snapshot:
+        """A statement not run yet (a deferred BEGIN): no rows, no description."""
+        snapshot = cls.__new__(cls)
+        snapshot.description, snapshot.rowcount, snapshot.lastrowid = None, -1, None
+        snapshot.rows, snapshot.done = [], True
+        return snapshot
 
     __slots__ = ("description", "done", "lastrowid", "rowcount", "rows")
 
@@ -74,13 +86,17 @@ class FewHopsCursor:
             self._cursor = None
         return snapshot
 
-    def _run(self, sql: str, parameters: Any) -> _Snapshot:
+    def _run(self, begin: str | None, sql: str, parameters: Any) -> _Snapshot:
         cursor = self._sqlite_cursor()
+        if begin is not None:
+            cursor.execute(begin)
         cursor.execute(sql, parameters)
         return self._finish(cursor, PREFETCH)
 
-    def _run_many(self, sql: str, parameters: Iterable[Any]) -> _Snapshot:
+    def _run_many(self, begin: str | None, sql: str, parameters: Iterable[Any]) -> _Snapshot:
         cursor = self._sqlite_cursor()
+        if begin is not None:
+            cursor.execute(begin)
         cursor.executemany(sql, parameters)
         return self._finish(cursor, PREFETCH)
 
@@ -105,13 +121,21 @@ class FewHopsCursor:
         self._lastrowid = snapshot.lastrowid
 
     async def execute(self, sql: str, parameters: Any = None) -> FewHopsCursor:
-        """Run `sql` and read its first rows, in one hop."""
-        self._take(await self._conn.hop(self._run, sql, parameters or ()), replace=True)
+        """Run `sql` and read its first rows, in one hop (a BEGIN waits for the next)."""
+        if not parameters and sql.strip().upper() in _BEGINS:
+            self._conn.pending_begin = sql
+            self._take(_Snapshot.nothing(), replace=True)
+            return self
+        begin = self._conn.take_begin()
+        snapshot = await self._conn.hop(self._run, begin, sql, parameters or ())
+        self._take(snapshot, replace=True)
         return self
 
     async def executemany(self, sql: str, parameters: Iterable[Any]) -> FewHopsCursor:
         """Run `sql` once per parameter set, in one hop."""
-        self._take(await self._conn.hop(self._run_many, sql, parameters), replace=True)
+        begin = self._conn.take_begin()
+        snapshot = await self._conn.hop(self._run_many, begin, sql, parameters)
+        self._take(snapshot, replace=True)
         return self
 
     async def _fill(self, wanted: int | None) -> None:
@@ -181,14 +205,22 @@ class FewHopsConnection(aiosqlite.Connection):
     def __init__(self, connector: Callable[[], sqlite3.Connection], *, inline: bool) -> None:
         super().__init__(connector, _ITER_CHUNK)
         self.inline = inline
+        self.pending_begin: str | None = None  # a BEGIN not sent yet
+
+    def take_begin(self) -> str | None:
+        """The BEGIN the next statement sends first, if any."""
+        begin, self.pending_begin = self.pending_begin, None
+        return begin
 
     async def commit(self) -> None:
-        """Commit, in one hop (none when inline)."""
-        await self.hop(self._conn.commit)
+        """Commit, in one hop (none when inline, or when nothing ran since BEGIN)."""
+        if self.take_begin() is None:
+            await self.hop(self._conn.commit)
 
     async def rollback(self) -> None:
-        """Roll back, in one hop (none when inline)."""
-        await self.hop(self._conn.rollback)
+        """Roll back, in one hop (none when inline, or when nothing ran since BEGIN)."""
+        if self.take_begin() is None:
+            await self.hop(self._conn.rollback)
 
     def cursor(self) -> FewHopsCursor:  # type: ignore[override]
         return FewHopsCursor(self)
@@ -204,7 +236,10 @@ class FewHopsConnection(aiosqlite.Connection):
 
     @property
     def in_transaction(self) -> bool:
-        """Whether a transaction is open (sqlite3 reads a flag: no hop, no thread check)."""
+        """Whether a transaction is open or begun (sqlite3 reads a flag: no hop, no
+        thread check)."""
+        if self.pending_begin is not None:
+            return True
         return self._connection is not None and self._connection.in_transaction
 
 

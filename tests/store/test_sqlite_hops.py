@@ -46,7 +46,7 @@ async def test_a_statement_and_its_rows_take_one_hop(engine: AsyncEngine, hops: 
         hops.clear()
         rows = (await conn.execute(text("SELECT i FROM n WHERE i < 30 ORDER BY i"))).all()
         assert [r.i for r in rows] == list(range(30))
-        assert hops == ["_run", "_run"]  # BEGIN IMMEDIATE, then the SELECT with its rows
+        assert hops == ["_run"]  # BEGIN IMMEDIATE, the SELECT and its rows
         hops.clear()
         result = await conn.execute(text("UPDATE n SET i = i + 5000 WHERE i < 3"))
         assert result.rowcount == 3
@@ -97,8 +97,8 @@ async def test_a_connection_returned_in_a_transaction_is_rolled_back(
     hops.clear()
     async with engine.begin() as conn:
         await conn.execute(text("SELECT 1"))
-    # BEGIN, the statement, COMMIT: no extra rollback once the transaction has ended.
-    assert hops == ["_run", "_run", "commit"]
+    # BEGIN with the statement, COMMIT: no extra rollback once the transaction has ended.
+    assert hops == ["_run", "commit"]
 
 
 async def test_inline_reads_run_on_the_loops_thread_and_never_write(
@@ -128,3 +128,20 @@ async def test_inline_reads_run_on_the_loops_thread_and_never_write(
     assert count == 1000
     assert threads == {threading.get_ident()}
     assert queued == []  # nothing went to the connection's worker thread
+
+
+async def test_a_begin_rides_with_the_first_statement(engine: AsyncEngine, hops: list[str]) -> None:
+    async with engine.connect() as conn:
+        hops.clear()
+        await conn.begin()
+        assert hops == []  # BEGIN IMMEDIATE waits for the transaction's first statement
+        raw = await conn.get_raw_connection()
+        assert raw.driver_connection.in_transaction
+        await conn.rollback()
+        assert hops == []  # nothing ran: nothing to roll back
+        await conn.begin()
+        await conn.execute(text("DELETE FROM n WHERE i < 10"))
+        await conn.commit()
+        assert hops == ["_run", "commit"]
+    async with engine.connect() as conn:
+        assert (await conn.execute(text("SELECT count(*) FROM n"))).scalar_one() == 990
