@@ -52,18 +52,12 @@ def is_sqlite(engine: AsyncEngine) -> bool:
     return engine.dialect.name == "sqlite"
 
 
-def create_engine(
-    url: str, *, read_only: bool = False, inline: bool = False, **kwargs: Any
-) -> AsyncEngine:
+def create_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> AsyncEngine:
     """An AsyncEngine for `url` with papertide's per-backend settings applied.
 
     `read_only` matters on SQLite only: its transactions begin DEFERRED and may not write,
     so page views read a WAL snapshot without queueing behind writers for the lock.
-    `inline` (SQLite, with `read_only`) runs the statements on the event loop's thread:
-    for short indexed reads only (`bot.store.sqlite_hops`).
     """
-    if inline and not read_only:
-        raise ValueError("inline SQLite connections are for reads only")
     async_url, _ = driver_urls(url)
     if async_url.startswith("sqlite"):
         if not read_only and ":memory:" not in async_url and "mode=memory" not in async_url:
@@ -83,20 +77,18 @@ def create_engine(
         engine = create_async_engine(
             async_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **kwargs
         )
-        _configure_sqlite(engine, read_only=read_only, inline=inline)
+        _configure_sqlite(engine, read_only=read_only)
         return engine
     kwargs.setdefault("pool_pre_ping", True)
     kwargs.setdefault("pool_size", 10)
     return create_async_engine(async_url, **kwargs)
 
 
-def _configure_sqlite(engine: AsyncEngine, *, read_only: bool, inline: bool) -> None:
-    connect = sqlite_hops.connect_inline if inline else sqlite_hops.connect
-
+def _configure_sqlite(engine: AsyncEngine, *, read_only: bool) -> None:
     @event.listens_for(engine.sync_engine, "do_connect")
     def _few_hops(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
         # aiosqlite's connection, with cursors that take one thread hop per statement.
-        return dialect.dbapi.connect(*cargs, async_creator_fn=connect, **cparams)
+        return dialect.dbapi.connect(*cargs, async_creator_fn=sqlite_hops.connect, **cparams)
 
     @event.listens_for(engine.sync_engine, "reset")
     def _reset_sqlite(dbapi_connection: Any, record: Any, state: Any) -> None:

@@ -194,17 +194,10 @@ class FewHopsCursor:
 
 
 class FewHopsConnection(aiosqlite.Connection):
-    """An aiosqlite connection whose cursors are `FewHopsCursor`s.
+    """An aiosqlite connection whose cursors are `FewHopsCursor`s."""
 
-    `inline` connections run every call on the event loop's own thread instead: for the
-    short indexed reads of a public page, which take less time in SQLite than one trip
-    to a thread and back under load. The loop waits for each statement, so never give
-    such a connection a long query or a write (a write may wait for SQLite's lock).
-    """
-
-    def __init__(self, connector: Callable[[], sqlite3.Connection], *, inline: bool) -> None:
+    def __init__(self, connector: Callable[[], sqlite3.Connection]) -> None:
         super().__init__(connector, _ITER_CHUNK)
-        self.inline = inline
         self.pending_begin: str | None = None  # a BEGIN not sent yet
 
     def take_begin(self) -> str | None:
@@ -213,12 +206,12 @@ class FewHopsConnection(aiosqlite.Connection):
         return begin
 
     async def commit(self) -> None:
-        """Commit, in one hop (none when inline, or when nothing ran since BEGIN)."""
+        """Commit, in one hop (none when nothing ran since BEGIN)."""
         if self.take_begin() is None:
             await self.hop(self._conn.commit)
 
     async def rollback(self) -> None:
-        """Roll back, in one hop (none when inline, or when nothing ran since BEGIN)."""
+        """Roll back, in one hop (none when nothing ran since BEGIN)."""
         if self.take_begin() is None:
             await self.hop(self._conn.rollback)
 
@@ -226,11 +219,7 @@ class FewHopsConnection(aiosqlite.Connection):
         return FewHopsCursor(self)
 
     async def hop(self, fn: Callable[..., _T], *args: Any) -> _T:
-        """`fn(*args)` on the connection's worker thread (on the loop when inline)."""
-        if self.inline:
-            if not self._running or self._connection is None:
-                raise ValueError("Connection closed")
-            return fn(*args)
+        """`fn(*args)` on the connection's worker thread."""
         result = await self._execute(fn, *args)  # type: ignore[no-untyped-call]
         return cast(_T, result)
 
@@ -245,17 +234,6 @@ class FewHopsConnection(aiosqlite.Connection):
 
 def connect(database: str, *args: Any, **kwargs: Any) -> FewHopsConnection:
     """Like `aiosqlite.connect` (SQLAlchemy's `async_creator_fn` for the aiosqlite dialect)."""
-    return _connect(partial(sqlite3.connect, database, *args, **kwargs), inline=False)
-
-
-def connect_inline(database: str, *args: Any, **kwargs: Any) -> FewHopsConnection:
-    """`connect`, for a connection whose statements run on the event loop's thread."""
-    # Opened on the worker thread, used on the loop's: one user at a time (the pool's).
-    kwargs["check_same_thread"] = False
-    return _connect(partial(sqlite3.connect, database, *args, **kwargs), inline=True)
-
-
-def _connect(connector: Callable[[], sqlite3.Connection], *, inline: bool) -> FewHopsConnection:
-    conn = FewHopsConnection(connector, inline=inline)
+    conn = FewHopsConnection(partial(sqlite3.connect, database, *args, **kwargs))
     conn._thread.daemon = True  # what SQLAlchemy does for aiosqlite's own connections
     return conn

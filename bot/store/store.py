@@ -27,9 +27,8 @@ class Store:
     # On SQLite, reads get their own engine that begins DEFERRED (a WAL snapshot) and
     # never queues for the write lock; PostgreSQL's MVCC needs no such split.
     read_sessions: async_sessionmaker[AsyncSession]
-    # Short indexed reads of the busiest public pages (a topic page, its feed). On SQLite
-    # they run on the event loop's thread (bot.store.sqlite_hops): a page's reads take
-    # less time than the trips to a connection's thread and back. Never a long query.
+    # Short reads of the busiest public pages (a topic page, its feed), outside any
+    # transaction on PostgreSQL; on SQLite the same as `read_sessions`.
     quick_reads: async_sessionmaker[AsyncSession]
 
     @property
@@ -43,12 +42,11 @@ async def open_store(url: str, *, migrate: bool = True) -> AsyncIterator[Store]:
     if migrate:
         await upgrade(url)
     engine = create_engine(url)
-    reader = quick = None
+    reader = None
     if is_sqlite(engine):
         reader = create_engine(url, read_only=True)
-        # Statements never wait here, so a request holds a connection only for its reads.
-        quick = create_engine(url, read_only=True, inline=True, pool_size=2, max_overflow=8)
-        quick_sessions = session_factory(quick)
+        # A deferred BEGIN reads one WAL snapshot: the page's reads agree with each other.
+        quick_sessions = session_factory(reader)
     else:
         # Under READ COMMITTED every statement reads its own snapshot anyway: BEGIN and
         # ROLLBACK around a page's reads were two round trips that bought nothing.
@@ -62,8 +60,6 @@ async def open_store(url: str, *, migrate: bool = True) -> AsyncIterator[Store]:
             quick_reads=quick_sessions,
         )
     finally:
-        if quick is not None:
-            await quick.dispose()
         if reader is not None:
             await reader.dispose()
         await engine.dispose()

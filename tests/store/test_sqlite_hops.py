@@ -3,14 +3,12 @@ results in bounded chunks, and a connection never goes back to the pool in a tra
 
 from __future__ import annotations
 
-import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store import sqlite_hops
@@ -99,35 +97,6 @@ async def test_a_connection_returned_in_a_transaction_is_rolled_back(
         await conn.execute(text("SELECT 1"))
     # BEGIN with the statement, COMMIT: no extra rollback once the transaction has ended.
     assert hops == ["_run", "commit"]
-
-
-async def test_inline_reads_run_on_the_loops_thread_and_never_write(
-    engine: AsyncEngine, tmp_path: Path, hops: list[str]
-) -> None:
-    url = f"sqlite:///{tmp_path / 'hops.db'}"
-    with pytest.raises(ValueError, match="reads only"):
-        create_engine(url, inline=True)
-    quick = create_engine(url, read_only=True, inline=True)
-    threads: set[int] = set()
-
-    def on_execute(*_args: Any) -> None:
-        threads.add(threading.get_ident())
-
-    event.listen(quick.sync_engine, "before_cursor_execute", on_execute)
-    try:
-        async with quick.connect() as conn:
-            raw = await conn.get_raw_connection()
-            hops.clear()
-            count = (await conn.execute(text("SELECT count(*) FROM n"))).scalar_one()
-            assert raw.driver_connection.inline
-            with pytest.raises(OperationalError, match="readonly"):
-                await conn.execute(text("DELETE FROM n"))
-            queued = list(hops)
-    finally:
-        await quick.dispose()
-    assert count == 1000
-    assert threads == {threading.get_ident()}
-    assert queued == []  # nothing went to the connection's worker thread
 
 
 async def test_a_begin_rides_with_the_first_statement(engine: AsyncEngine, hops: list[str]) -> None:
