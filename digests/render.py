@@ -91,8 +91,9 @@ class DigestRenderer:
         # token is a slot): built once, as ranked sections miss the section cache.
         self._papers: dict[tuple[DigestPaper, bool], dict[str, Any]] = {}
         # Ranked sections are assembled from these (digests/rows.py): a section's frame
-        # by (ext, week, slug, rows, total, collapsed), a row by (ext, paper, alert hit);
-        # the missed section's likewise, its rows by (ext, "missed", paper, reason).
+        # by (ext, week, slug, rows, total, collapsed), a row by (ext, week, paper id,
+        # alert hit); the missed section's likewise, its rows by (ext, "missed", week,
+        # paper id).
         self._frames: dict[tuple[Any, ...], tuple[str, str]] = {}
         self._rows: dict[tuple[Any, ...], str] = {}
 
@@ -163,7 +164,7 @@ class DigestRenderer:
             missed = self._assembled(
                 ("missed", ext, tuple(m.paper.id for m in digest.missed)),
                 (ext, "missed", len(slotted)),
-                [(ext, "missed", m.paper) for m in digest.missed],
+                [(ext, "missed", digest.week, m.paper.id) for m in digest.missed],
                 "_missed",
                 self._missed,
                 (slotted,),
@@ -207,7 +208,9 @@ class DigestRenderer:
         )  # fmt: skip
         frame = (ext, digest.week, section.slug, len(papers), section.total, collapsed)
         parts = (section, papers, collapsed, labels, digest.universe)
-        rows = [(ext, p, hit) for p, hit in zip(papers, hits, strict=True)]
+        # A paper is one object per week: its id and week name its row (hashing the
+        # paper itself would hash every field, per row, per reader).
+        rows = [(ext, digest.week, p.id, hit) for p, hit in zip(papers, hits, strict=True)]
         return self._assembled(key, frame, rows, "_section", self._section, parts, {})
 
     def _assembled(
