@@ -299,10 +299,14 @@ def cost(docs: list[Doc], readers: int, rounds: int) -> None:
         corpus = Corpus(own, models.vocabulary)
         corpus.add((p, by_id[p].text) for m in marks for p in m.ids)
         tastes = tastes_of(list(zip(data, marks, strict=True)), week, Week(corpus), models=models)
+        built = []
         for d, taste in zip(data, tastes, strict=True):
             with_taste = RecipientData(d.recipient, d.follows, d.alerts, taste)
             digest = build_digest(with_taste, week, papers_per_topic=5)
             assert digest is not None
+            built.append(digest)
+        renderer.warm([d for d in built if d.missed])  # as digests/schedule.py does
+        for digest in built:
             renderer.render(digest)
         cpu["with ranking"].append(time.process_time() - cpu_start)
         return time.perf_counter() - start
