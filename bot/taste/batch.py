@@ -79,9 +79,10 @@ def rank_many(week: Week, readers: Sequence[tuple[Model, Signals]], *, picks: in
     """Each reader's `plan.rank_with(corpus, model, signals, picks=picks)`, batched."""
     if week.dense is None or week.single is None or week.corpus.n_docs == 0:
         return [rank_with(week.corpus, m, s, picks=picks) for m, s in readers]
+    marks = _Marks(week, [s for _m, s in readers]) if picks > 0 else None
     out: list[Ranking] = []
     for lo in range(0, len(readers), CHUNK):
-        out += _chunk(week, week.single, week.dense, readers[lo : lo + CHUNK], picks)
+        out += _chunk(week, week.single, week.dense, readers[lo : lo + CHUNK], picks, marks)
     return out
 
 
@@ -91,6 +92,7 @@ def _chunk(
     dense: FloatArray,
     readers: Sequence[tuple[Model, Signals]],
     limit: int,
+    marks: _Marks | None,
 ) -> list[Ranking]:
     corpus = week.corpus
     weights = np.zeros((len(readers), week.width), dtype=np.float32)
@@ -104,7 +106,7 @@ def _chunk(
     bias = np.array([m.bias for m, _s in readers], dtype=np.float32)
     scores = weights @ single.T
     scores += bias[:, None]
-    if limit <= 0:
+    if limit <= 0 or marks is None:
         return [Ranking(Scores(corpus, scores[i]), ()) for i in range(len(readers))]
     masked = scores.copy()
     hidden = [week.rows(group) for _m, s in readers for group in (s.theirs, s.seen, s.more, s.less)]
@@ -113,7 +115,6 @@ def _chunk(
         owner = np.repeat(np.arange(len(readers)).repeat(4), counts)
         masked[owner, np.concatenate(hidden)] = -np.inf
     chosen = best_rows(corpus, scores, masked, limit)
-    marks = _Marks(week, [s for _m, s in readers])
     out = []
     for i, (model, signals) in enumerate(readers):
         rows = [r for _v, r in chosen[i]]
@@ -126,7 +127,7 @@ def _chunk(
 
 
 class _Marks:
-    """The liked marks of a chunk's readers as dense rows over the week's used columns
+    """The liked marks of the readers as dense rows over the week's used columns
     (a pick only has those, so a mark's other words add nothing to a cosine)."""
 
     def __init__(self, week: Week, signals: Sequence[Signals]) -> None:
