@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable
 from bot.taste.features import Vocabulary
 from bot.taste.model import Model
 
-MAX_MODELS = 100_000  # a reader's model is at most MAX_WEIGHTS columns: ~12 KB each
+MAX_MODELS = 50_000  # a model is at most MAX_WEIGHTS columns, 8 bytes each: <= 8 KB
 
 
 class Models:

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from bot.taste.features import Corpus, FloatArray, IntArray
 
@@ -48,8 +49,8 @@ class Model:
     """w · x + bias ranks a paper; w is sparse: `values` at vocabulary `columns`
     (ascending), every other word weighs zero."""
 
-    columns: IntArray
-    values: FloatArray
+    columns: npt.NDArray[np.int32]
+    values: npt.NDArray[np.float32]  # float32: half the memory of the models kept
     bias: float
 
     def dense(self, width: int) -> FloatArray:
@@ -61,11 +62,11 @@ class Model:
 
     def weight_of(self, columns: IntArray) -> FloatArray:
         """w at each of `columns` (zero where the model has no weight)."""
-        at = np.searchsorted(self.columns, columns)
-        at = np.minimum(at, max(len(self.columns) - 1, 0))
         if not len(self.columns):
             return np.zeros(len(columns), dtype=np.float64)
-        return np.where(self.columns[at] == columns, self.values[at], 0.0)
+        at = np.minimum(np.searchsorted(self.columns, columns), len(self.columns) - 1)
+        found = self.values[at].astype(np.float64)
+        return np.where(self.columns[at] == columns, found, 0.0)
 
     def scores(self, corpus: Corpus) -> FloatArray:
         """The score of every paper of the corpus, in `corpus.ids` order."""
@@ -98,4 +99,4 @@ def train(corpus: Corpus, examples: Sequence[Example], *, ridge: float = RIDGE) 
     if len(used) > MAX_WEIGHTS:
         strongest = np.argpartition(-np.abs(weights[used]), MAX_WEIGHTS - 1)[:MAX_WEIGHTS]
         used = np.sort(used[strongest])
-    return Model(used.astype(np.int64), weights[used].astype(np.float64), float(alpha.sum()))
+    return Model(used.astype(np.int32), weights[used].astype(np.float32), float(alpha.sum()))
