@@ -37,10 +37,11 @@ class Vocabulary:
     model trained on one week's corpus scores the next (bot/taste/cache.py keeps them).
 
     Also remembers each paper's column counts (bounded, oldest forgotten first): the
-    stemming is most of a corpus's cost, and marked papers come back every week.
+    stemming is most of a corpus's cost, and marked papers come back every week (about
+    1 KB a paper: 30,000 is a couple of arXiv weeks and their readers' marks).
     """
 
-    def __init__(self, remember: int = 100_000) -> None:
+    def __init__(self, remember: int = 30_000) -> None:
         self.columns: dict[str, int] = {}
         self.surface: list[str] = []  # column -> the word as a paper first spelled it
         self._counts: dict[tuple[str, int], tuple[IntArray, IntArray]] = {}
