@@ -109,10 +109,15 @@ def _chunk(
     if limit <= 0 or marks is None:
         return [Ranking(Scores(corpus, scores[i]), ()) for i in range(len(readers))]
     masked = scores.copy()
-    hidden = [week.rows(group) for _m, s in readers for group in (s.theirs, s.seen, s.more, s.less)]
-    counts = [len(h) for h in hidden]
-    if sum(counts):
-        owner = np.repeat(np.arange(len(readers)).repeat(4), counts)
+    hidden: list[IntArray] = []
+    whose: list[int] = []
+    for i, (_m, s) in enumerate(readers):
+        for group in (s.theirs, s.seen, s.more + s.less):
+            if group:
+                hidden.append(week.rows(group))
+                whose.append(i)
+    if hidden:
+        owner = np.repeat(np.array(whose, dtype=np.int64), [len(h) for h in hidden])
         masked[owner, np.concatenate(hidden)] = -np.inf
     chosen = best_rows(corpus, scores, masked, limit)
     out = []
