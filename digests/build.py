@@ -74,6 +74,11 @@ class Taste:
 
     scores: Mapping[str, float]
     missed: tuple[MissedPaper, ...] = ()
+    # The same order as sorting by `scores` (stable, 0.0 for a paper without one), the
+    # best `n` of `papers` only, computed without a Python call per paper (digests/taste.py).
+    top: Callable[[Sequence[DigestPaper], int], list[DigestPaper]] | None = field(
+        default=None, compare=False
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,10 +241,13 @@ def build_digest(data: RecipientData, week: WeekData, *, papers_per_topic: int) 
         if info is None:
             continue  # a topic retired from the catalog since the person followed it
         ranked = _ranked_in(week, slug, hits)
-        if data.taste is not None:  # stable: equal scores keep today's order
+        if data.taste is None:
+            shown = tuple(ranked[:papers_per_topic])
+        elif data.taste.top is not None:
+            shown = tuple(data.taste.top(ranked, papers_per_topic))
+        else:  # stable: equal scores keep today's order
             scores = data.taste.scores
-            ranked = sorted(ranked, key=lambda p: -scores.get(p.id, 0.0))
-        shown = tuple(ranked[:papers_per_topic])
+            shown = tuple(sorted(ranked, key=lambda p: -scores.get(p.id, 0.0))[:papers_per_topic])
         sections.append(
             TopicSection(
                 slug=slug,

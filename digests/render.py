@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import functools
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from email.utils import parseaddr
 from typing import Any
@@ -91,10 +91,12 @@ class DigestRenderer:
         # token is a slot): built once, as ranked sections miss the section cache.
         self._papers: dict[tuple[DigestPaper, bool], dict[str, Any]] = {}
         # Ranked sections are assembled from these (digests/rows.py): a section's frame
-        # by (ext, week, slug, rows, total, collapsed), a row by (ext, paper, alert hit);
-        # the missed section's likewise, its rows by (ext, "missed", paper, reason).
+        # by (ext, week, slug, rows, total, collapsed), a row by (ext, week, paper id,
+        # alert hit); the missed section's likewise, its rows by (ext, "missed", week,
+        # paper id).
         self._frames: dict[tuple[Any, ...], tuple[str, str]] = {}
         self._rows: dict[tuple[Any, ...], str] = {}
+        self._slots: dict[tuple[Any, ...], tuple[str, str]] = {}  # missed rows, at the slot
 
     def render(self, digest: Digest) -> EmailPayload:
         """The email payload `{"to", "subject", "text", "html", "headers"}` of one digest."""
@@ -131,6 +133,59 @@ class DigestRenderer:
             },
         }
 
+    def warm(self, digests: Sequence[Digest]) -> None:
+        """Render the paper rows `digests` need that no earlier fragment gave, in a few
+        fragments (one per topic, one of missed papers, per part) rather than a whole
+        section for each reader who first shows a paper: ranked digests order and pick
+        papers per reader, so most of their sections are assembled from rows."""
+        for ext in ("html", "txt"):
+            sections: dict[tuple[str, str, bool], tuple[Digest, TopicSection, dict[str, Any]]] = {}
+            missed: dict[str, tuple[Digest, dict[str, DigestPaper]]] = {}
+            for d in digests:
+                for s in d.sections:
+                    for p in s.papers:
+                        hit = p.id in s.alert_hits
+                        if (ext, d.week, p.id, hit) not in self._rows:
+                            sections.setdefault((d.week, s.slug, hit), (d, s, {}))[2][p.id] = p
+                for m in d.missed:
+                    if (ext, "missed", d.week, m.paper.id) not in self._rows:
+                        missed.setdefault(d.week, (d, {}))[1][m.paper.id] = m.paper
+            for (week, _slug, hit), (d, s, found) in sections.items():
+                rows = tuple(found.values())
+                whole = replace(
+                    s,
+                    papers=rows,
+                    alert_hits=frozenset(found) if hit else frozenset(),
+                    total=max(s.total, len(rows)),
+                )
+                labels = self._labels(d.as_of)
+                context = self._section(whole, rows, False, labels, d.universe)
+                keys: list[tuple[Any, ...]] = [(ext, week, p.id, hit) for p in rows]
+                self._keep_rows(_render("_section", ext, context), ext, keys, {})
+            for week, (_d, papers) in missed.items():
+                slotted = tuple(MissedPaper(p, _WHY_SLOT) for p in papers.values())
+                keys = [(ext, "missed", week, p.id) for p in papers.values()]
+                shape = {} if ext == "html" else {"lines": 4, "last": "  "}
+                self._keep_rows(_render("_missed", ext, self._missed(slotted)), ext, keys, shape)
+
+    def _slotted(self, key: tuple[Any, ...]) -> tuple[str, str] | None:
+        """A missed row, cut at its reason's slot (None: not rendered yet)."""
+        found = self._slots.get(key)
+        if found is None:
+            row = self._rows.get(key)
+            if row is None or row.count(_WHY_SLOT) != 1:
+                return None
+            before, _, after = row.partition(_WHY_SLOT)
+            found = self._slots[key] = (before, after)
+        return found
+
+    def _keep_rows(
+        self, fragment: str, ext: str, keys: list[tuple[Any, ...]], shape: dict[str, Any]
+    ) -> None:
+        cut = split(fragment, ext, len(keys), **shape)
+        if cut is not None:
+            self._rows.update(zip(keys, cut[1], strict=True))
+
     def _parts(self, digest: Digest, ext: str, footer: dict[str, str]) -> tuple[str, str]:
         week, universe = digest.week, digest.universe
         monday = digest.as_of - timedelta(days=7)
@@ -159,19 +214,30 @@ class DigestRenderer:
             # Readers who share interests often get the same picks: cached like sections.
             # Rendered with a slot for each reason (a reader's own words), so its
             # rows are the papers' alone and are shared between readers.
-            slotted = tuple(MissedPaper(m.paper, _WHY_SLOT) for m in digest.missed)
-            missed = self._assembled(
-                ("missed", ext, tuple(m.paper.id for m in digest.missed)),
-                (ext, "missed", len(slotted)),
-                [(ext, "missed", m.paper) for m in digest.missed],
-                "_missed",
-                self._missed,
-                (slotted,),
-                {} if ext == "html" else {"lines": 4, "last": "  "},
-            )
-            pieces = missed.split(_WHY_SLOT)
             reasons = [m.reason if ext == "txt" else _text_html(m.reason) for m in digest.missed]
-            missed = pieces[0] + "".join(r + p for r, p in zip(reasons, pieces[1:], strict=True))
+            row_keys = [(ext, "missed", digest.week, m.paper.id) for m in digest.missed]
+            frame = self._frames.get((ext, "missed", len(row_keys)))
+            rows = [self._slotted(k) for k in row_keys]
+            if frame is not None and all(r is not None for r in rows):
+                # Each row split at its slot once per run, not the section per reader.
+                cut = [r for r in rows if r is not None]
+                body = "".join(a + why + b for (a, b), why in zip(cut, reasons, strict=True))
+                missed = frame[0] + body + frame[1]
+            else:
+                slotted = tuple(MissedPaper(m.paper, _WHY_SLOT) for m in digest.missed)
+                missed = self._assembled(
+                    ("missed", ext, tuple(m.paper.id for m in digest.missed)),
+                    (ext, "missed", len(slotted)),
+                    row_keys,
+                    "_missed",
+                    self._missed,
+                    (slotted,),
+                    {} if ext == "html" else {"lines": 4, "last": "  "},
+                )
+                pieces = missed.split(_WHY_SLOT)
+                missed = pieces[0] + "".join(
+                    r + p for r, p in zip(reasons, pieces[1:], strict=True)
+                )
             tail.append(missed)
         alerts = tuple(a for a in digest.alerts if a.papers)
         if alerts:
@@ -207,7 +273,9 @@ class DigestRenderer:
         )  # fmt: skip
         frame = (ext, digest.week, section.slug, len(papers), section.total, collapsed)
         parts = (section, papers, collapsed, labels, digest.universe)
-        rows = [(ext, p, hit) for p, hit in zip(papers, hits, strict=True)]
+        # A paper is one object per week: its id and week name its row (hashing the
+        # paper itself would hash every field, per row, per reader).
+        rows = [(ext, digest.week, p.id, hit) for p, hit in zip(papers, hits, strict=True)]
         return self._assembled(key, frame, rows, "_section", self._section, parts, {})
 
     def _assembled(

@@ -160,8 +160,13 @@ async def enqueue_for_people(
         week=data_week,
         corpus_of=lambda: weeks.corpus(session, week),
     )
-    for data in recipients:
-        digest = build_digest(data, data_week, papers_per_topic=settings.digest_papers_per_topic)
+    built = [
+        build_digest(data, data_week, papers_per_topic=settings.digest_papers_per_topic)
+        for data in recipients
+    ]
+    # Ranked digests share rows, not sections: render the rows they need in a few passes.
+    renderer.warm([d for d in built if d is not None and d.missed])
+    for data, digest in zip(recipients, built, strict=True):
         if digest is None:
             run.quiet_skipped += 1
             continue

@@ -1,19 +1,26 @@
-"""Each recipient's taste for the week's digest: read their marks, train their model,
-score the week's papers and pick what they may have missed (bot/taste, pure), as the
-builder's `Taste`. Runs in the digest path (the worker's scheduler, `digest send`),
+"""Each recipient's taste for the week's digest: read their marks, train their model
+(only when their signals changed since the process last trained it), score the week's
+papers and pick what they may have missed for all of them at once (bot/taste, pure), as
+the builder's `Taste`. Runs in the digest path (the worker's scheduler, `digest send`),
 never in ingest; a recipient with too few marks gets None and today's order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.subscriptions.taste import Marks, add_marked, marks_by_person
-from bot.taste.features import Corpus
-from bot.taste.plan import Signals, rank
-from digests.build import MissedPaper, RecipientData, Taste, WeekData
+from bot.subscriptions.taste import Marks, add_marked, marks_by_person, memory
+from bot.taste.batch import Week, rank_many
+from bot.taste.cache import Models
+from bot.taste.features import Corpus, IntArray
+from bot.taste.model import Model
+from bot.taste.plan import Ranking, Signals, learn
+from digests.build import DigestPaper, MissedPaper, RecipientData, Taste, WeekData
 
 MISSED = 5  # papers in "You may have missed"
 
@@ -21,24 +28,109 @@ MISSED = 5  # papers in "You may have missed"
 def signals_of(data: RecipientData, week: WeekData, marks: Marks) -> Signals:
     """Their marks; the week's papers of their topics and alerts (what the digest sends
     them anyway, so never "missed")."""
-    theirs = {p for slug in data.follows for p in week.papers_by_topic.get(slug, ())}
-    theirs.update(p.id for a in data.alerts for p in a.papers)
-    return Signals(marks.more, marks.less, frozenset(theirs))
+    shared: dict[frozenset[str], frozenset[str]] = week.derived("theirs", dict)
+    theirs = shared.get(data.follows)
+    if theirs is None:
+        # Readers who follow the same topics share one set (and its rows, batch.Week).
+        theirs = frozenset(p for slug in data.follows for p in week.papers_by_topic.get(slug, ()))
+        shared[data.follows] = theirs
+    caught = {p.id for a in data.alerts for p in a.papers}
+    if caught - theirs:
+        theirs = theirs | caught
+    return Signals(marks.more, marks.less, theirs)
+
+
+def fingerprint(data: RecipientData, marks: Marks) -> Hashable:
+    """What a recipient's model learned from, bar the week's papers: their marks, what
+    they follow, their alerts. Unchanged, last week's model ranks this week."""
+    return (marks.more, marks.less, data.follows, tuple(a.id for a in data.alerts))
 
 
 def taste_of(
-    data: RecipientData, week: WeekData, corpus: Corpus, marks: Marks, *, missed: int = MISSED
+    data: RecipientData,
+    week: WeekData,
+    corpus: Corpus,
+    marks: Marks,
+    *,
+    missed: int = MISSED,
+    models: Models | None = None,
 ) -> Taste | None:
     """One recipient's scores and missed papers; None for a cold start. Pure."""
-    ranking = rank(corpus, signals_of(data, week, marks), picks=missed, seed=data.recipient.id)
-    if ranking is None:
-        return None
+    [taste] = tastes_of([(data, marks)], week, Week(corpus), missed=missed, models=models)
+    return taste
+
+
+def tastes_of(
+    readers: Sequence[tuple[RecipientData, Marks]],
+    week: WeekData,
+    scored: Week,
+    *,
+    missed: int = MISSED,
+    models: Models | None = None,
+) -> list[Taste | None]:
+    """Each recipient's taste (None when cold), scored together. A recipient whose
+    fingerprint `models` already holds is not retrained. Pure but for the cache."""
+    corpus = scored.corpus
+    if models is None or models.vocabulary is not corpus.vocabulary:
+        models = Models(corpus.vocabulary)  # models of another vocabulary mean nothing here
+    warm: list[tuple[Model, Signals]] = []
+    where: list[int] = []
+    for i, (data, marks) in enumerate(readers):
+        signals = signals_of(data, week, marks)
+        if signals.cold:
+            continue  # costs nothing: today's order
+        model = models.get_or_train(
+            data.recipient.id,
+            fingerprint(data, marks),
+            lambda s=signals, seed=data.recipient.id: learn(corpus, s, seed=seed),  # type: ignore[misc]
+        )
+        if model is not None:
+            warm.append((model, signals))
+            where.append(i)
+    out: list[Taste | None] = [None] * len(readers)
+    rows = _Rows(corpus)
+    for i, ranking in zip(where, rank_many(scored, warm, picks=missed), strict=True):
+        out[i] = _taste(ranking, week, rows)
+    return out
+
+
+def _taste(ranking: Ranking, week: WeekData, rows: _Rows) -> Taste:
     picked = tuple(
         MissedPaper(week.papers[p.paper_id], p.reason.text())
         for p in ranking.picks
         if p.paper_id in week.papers
     )
-    return Taste(ranking.scores, picked)
+    values = ranking.scores.array
+    return Taste(ranking.scores, picked, top=lambda papers, n: rows.top(values, papers, n))
+
+
+class _Rows:
+    """Each section's papers as corpus rows, remembered per list (the week's orders are
+    shared by every reader, digests/build.py `_ranked_in`), so a reader's section is
+    ordered by one stable argsort of their scores."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
+        self._rows: dict[int, tuple[Sequence[DigestPaper], IntArray]] = {}
+
+    def top(
+        self, values: npt.NDArray[np.floating[Any]], papers: Sequence[DigestPaper], n: int
+    ) -> list[DigestPaper]:
+        """The best `n` of `papers` by `values` (0.0 without a row), stable."""
+        hit = self._rows.get(id(papers))
+        if hit is None or hit[0] is not papers:
+            if len(self._rows) > 4096:
+                self._rows.clear()  # lists of readers with alert hits: not shared
+            own = self.corpus.n_docs
+            found = np.fromiter(
+                (r if r < own else -1 for r in (self.corpus.row.get(p.id, own) for p in papers)),
+                dtype=np.int64,
+                count=len(papers),
+            )
+            hit = self._rows[id(papers)] = (papers, found)
+        at = hit[1]
+        scores = np.where(at >= 0, values[at], 0.0)
+        return [papers[i] for i in np.argsort(-scores, kind="stable")[:n].tolist()]
 
 
 async def with_tastes(
@@ -47,18 +139,21 @@ async def with_tastes(
     recipients: Sequence[RecipientData],
     week: WeekData,
     corpus_of: Callable[[], Awaitable[Corpus]],
+    models: Models | None = None,
 ) -> list[RecipientData]:
     """`recipients`, each with its taste (None where cold), in one read of their marks;
-    the week's corpus is loaded (once, by `corpus_of`) only when someone has marks."""
+    the week's corpus is loaded (once, by `corpus_of`) only when someone has marks.
+    `models` defaults to the process's (bot/subscriptions/taste.py `memory`)."""
     marks = await marks_by_person(session=session, person_ids=[d.recipient.id for d in recipients])
     if not marks:
         return list(recipients)
     corpus = await corpus_of()
     await add_marked(session=session, corpus=corpus, marks=marks.values())
+    readers = [(d, marks[d.recipient.id]) for d in recipients if d.recipient.id in marks]
+    found = iter(tastes_of(readers, week, Week(corpus), models=models or memory()))
     out = []
     for data in recipients:
-        found = marks.get(data.recipient.id)
-        taste = taste_of(data, week, corpus, found) if found is not None else None
+        taste = next(found) if data.recipient.id in marks else None
         out.append(data if taste is None else _with(data, taste))
     return out
 

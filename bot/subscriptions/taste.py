@@ -1,12 +1,15 @@
 """A person's taste, read from the store: their marks (bot/subscriptions/reactions.py),
 what they follow and what their alerts caught, and the papers' text as a
 `bot.taste.Corpus`. Read → plan (`bot.taste.plan.rank`, pure) → an answer; nothing is
-written, nothing is stored: a person's model is trained afresh when it is needed (the
-digest run in the worker, `/papers suggest`), never in ingest.
+written to the store. Models are trained when needed (the digest run in the worker,
+`/papers suggest`), never in ingest; the process keeps one vocabulary and the digest
+readers' models (`memory()`), so a reader whose signals did not change since the last
+digest run is not retrained.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -20,7 +23,8 @@ from bot.outbox.queue import message_key
 from bot.store.models import Alert, AlertMatch, OutboxRow, Paper, PaperTopic, Subscription, Target
 from bot.store.records import paper_url
 from bot.subscriptions.reactions import ReactionRecord, reactions_of
-from bot.taste.features import Corpus
+from bot.taste.cache import Models
+from bot.taste.features import Corpus, Vocabulary
 from bot.taste.plan import Signals, rank
 from bot.types import Leaning, MessageKind
 
@@ -71,9 +75,18 @@ async def paper_texts(
     return found
 
 
+@functools.cache
+def memory() -> Models:
+    """The process's vocabulary and kept models (one per process: a model's columns
+    mean the words of this vocabulary)."""
+    return Models(Vocabulary())
+
+
 async def load_corpus(*, session: AsyncSession, paper_ids: Collection[str]) -> Corpus:
-    """The papers a ranking may order (a week's), as tf-idf rows."""
-    return Corpus(await paper_texts(session=session, paper_ids=paper_ids))
+    """The papers a ranking may order (a week's), as tf-idf rows over the process's
+    vocabulary."""
+    texts = await paper_texts(session=session, paper_ids=paper_ids)
+    return Corpus(texts, memory().vocabulary)
 
 
 async def add_marked(*, session: AsyncSession, corpus: Corpus, marks: Iterable[Marks]) -> None:

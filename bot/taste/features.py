@@ -4,8 +4,9 @@ stemmed by `bot.ask.terms`), sublinear term frequency, smoothed idf, L2-normalis
 The rows live in one CSR-shaped set of numpy arrays (`indptr`, `indices`, `data`), so
 scoring every paper of a week against a person's weights is one gather and one
 `np.add.reduceat`, well under a millisecond for thousands of papers. The vocabulary
-is the corpus's own (an exact dict, not a hash: no collisions, and reasons can name
-the words); papers outside the corpus (marks from earlier weeks) extend it.
+is an exact dict, not a hash (no collisions, and reasons can name the words), shared
+by the corpora of a process (`Vocabulary`) so a model trained on one week scores the
+next; papers outside the corpus (marks from earlier weeks) extend it.
 """
 
 from __future__ import annotations
@@ -30,60 +31,130 @@ def terms_of(text: str) -> list[tuple[str, str]]:
     return [(stem(w), w) for w in content_words(text)]
 
 
+class Vocabulary:
+    """Stems as columns, shared by the corpora of one process (each week's, each
+    `/papers suggest`'s): a column means the same word in all of them, so a reader's
+    model trained on one week's corpus scores the next (bot/taste/cache.py keeps them).
+
+    Also remembers each paper's column counts (bounded, oldest forgotten first): the
+    stemming is most of a corpus's cost, and marked papers come back every week (about
+    1 KB a paper: 30,000 is a couple of arXiv weeks and their readers' marks).
+    """
+
+    def __init__(self, remember: int = 30_000) -> None:
+        self.columns: dict[str, int] = {}
+        self.surface: list[str] = []  # column -> the word as a paper first spelled it
+        self._counts: dict[tuple[str, int], tuple[IntArray, IntArray]] = {}
+        self._remember = remember
+
+    def column(self, term: str, word: str) -> int:
+        """The column of stem `term` (a new one, spelled `word`, if it is new)."""
+        found = self.columns.get(term)
+        if found is None:
+            found = self.columns[term] = len(self.surface)
+            self.surface.append(word)
+        return found
+
+    def counts(self, paper_id: str, text: str) -> tuple[IntArray, IntArray]:
+        """(columns, how often) of the paper's words, columns ascending."""
+        key = (paper_id, hash(text))
+        found = self._counts.get(key)
+        if found is None:
+            counts = Counter(self.column(s, w) for s, w in terms_of(text))
+            columns = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
+            order = np.argsort(columns)
+            n = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+            found = (columns[order], n[order])
+            if self._remember > 0:
+                if len(self._counts) >= self._remember:
+                    del self._counts[next(iter(self._counts))]
+                self._counts[key] = found
+        return found
+
+    def forget(self, paper_ids: Iterable[str]) -> None:
+        """Drop the remembered counts of `paper_ids` (a paper's text changed, a bench)."""
+        gone = set(paper_ids)
+        for key in [k for k in self._counts if k[0] in gone]:
+            del self._counts[key]
+
+
 class Corpus:
     """The papers a ranking may order, as tf-idf rows over one vocabulary.
 
     `df` counts the corpus's own papers; a term the corpus never saw gets the largest
     idf, as if in one paper. `add` appends a paper (a mark from an earlier week) without
-    changing the idf of the others, so the corpus's rows stay valid as it grows.
+    changing the idf of the others, so the corpus's rows stay valid as it grows. Without
+    a `vocabulary` the corpus has its own.
     """
 
-    def __init__(self, papers: Iterable[tuple[str, str]]) -> None:
-        texts = [(pid, terms_of(text)) for pid, text in papers]
-        self.vocab: dict[str, int] = {}
-        self.surface: list[str] = []  # column -> the word as a paper first spelled it
-        df: Counter[int] = Counter()
-        counted = []
-        for _pid, terms in texts:
-            counts = Counter(self._column(s, w) for s, w in terms)
-            df.update(counts.keys())
-            counted.append(counts)
-        self.n_docs = len(texts)
+    def __init__(
+        self, papers: Iterable[tuple[str, str]], vocabulary: Vocabulary | None = None
+    ) -> None:
+        self.vocabulary = vocabulary if vocabulary is not None else Vocabulary(remember=0)
+        counted = [(pid, self.vocabulary.counts(pid, text)) for pid, text in papers]
+        self.n_docs = len(counted)
+        width = len(self.vocabulary.surface)
+        df = np.zeros(width, dtype=np.int64)
+        if counted:
+            df = np.bincount(np.concatenate([c for _p, (c, _n) in counted]), minlength=width)
         self._df = df
+        self._idf = self._idf_of(df)
         self.ids: list[str] = []
         self.row: dict[str, int] = {}
         self._indptr = [0]
-        self._indices: list[int] = []
-        self._data: list[float] = []
-        for (pid, _terms), counts in zip(texts, counted, strict=True):
-            self._append(pid, counts)
+        self._indices: list[IntArray] = []
+        self._data: list[FloatArray] = []
+        self._size = 0
+        for pid, (columns, n) in counted:
+            self._append(pid, columns, n)
         self._freeze()
 
-    def _column(self, term: str, word: str) -> int:
-        found = self.vocab.get(term)
-        if found is None:
-            found = self.vocab[term] = len(self.surface)
-            self.surface.append(word)
-        return found
+    @property
+    def vocab(self) -> dict[str, int]:
+        """Stem -> column (the vocabulary's: it may hold words of other corpora)."""
+        return self.vocabulary.columns
+
+    @property
+    def surface(self) -> list[str]:
+        return self.vocabulary.surface
+
+    def _idf_of(self, df: IntArray) -> FloatArray:
+        # A column this corpus never counted weighs as if in one paper.
+        seen = np.where(df > 0, df, 1).astype(np.float64)
+        return np.log((1 + self.n_docs) / (1 + seen)) + 1.0
 
     def idf(self, column: int) -> float:
-        return math.log((1 + self.n_docs) / (1 + self._df.get(column, 1))) + 1.0
+        df = int(self._df[column]) if column < len(self._df) else 0
+        return math.log((1 + self.n_docs) / (1 + (df or 1))) + 1.0
 
-    def _append(self, pid: str, counts: Counter[int]) -> None:
-        weights = {c: (1.0 + math.log(n)) * self.idf(c) for c, n in counts.items()}
-        top = sorted(weights.items(), key=lambda cw: (-cw[1], cw[0]))[:MAX_TERMS]
-        norm = math.sqrt(sum(w * w for _c, w in top)) or 1.0
-        top.sort()
+    def _append(self, pid: str, columns: IntArray, n: IntArray) -> None:
+        if columns.size and int(columns[-1]) >= len(self._idf):
+            self._idf = np.concatenate(
+                [self._idf, np.full(len(self.surface) - len(self._idf), self.idf(len(self._df)))]
+            )
+        weights = (1.0 + np.log(n)) * self._idf[columns]
+        # The MAX_TERMS highest weights, the lower column first among equals.
+        top = np.lexsort((columns, -weights))[:MAX_TERMS]
+        top.sort()  # columns ascend, so positions do too
+        kept = weights[top]
+        norm = math.sqrt(float(kept @ kept)) or 1.0
         self.row[pid] = len(self.ids)
         self.ids.append(pid)
-        self._indices.extend(c for c, _w in top)
-        self._data.extend(w / norm for _c, w in top)
-        self._indptr.append(len(self._indices))
+        self._indices.append(columns[top])
+        self._data.append(kept / norm)
+        self._size += len(top)
+        self._indptr.append(self._size)
 
     def _freeze(self) -> None:
         self.indptr: IntArray = np.asarray(self._indptr, dtype=np.int64)
-        self.indices: IntArray = np.asarray(self._indices, dtype=np.int64)
-        self.data: FloatArray = np.asarray(self._data, dtype=np.float64)
+        self.indices: IntArray = (
+            np.concatenate(self._indices) if self._indices else np.zeros(0, dtype=np.int64)
+        )
+        self.data: FloatArray = (
+            np.concatenate(self._data) if self._data else np.zeros(0, dtype=np.float64)
+        )
+        self._indices = [self.indices]
+        self._data = [self.data]
         # What `scores` needs of the corpus's own rows, sliced once, not per person.
         end = int(self.indptr[self.n_docs])
         self._own_indices = self.indices[:end]
@@ -97,7 +168,7 @@ class Corpus:
         added = False
         for pid, text in papers:
             if pid not in self.row:
-                self._append(pid, Counter(self._column(s, w) for s, w in terms_of(text)))
+                self._append(pid, *self.vocabulary.counts(pid, text))
                 added = True
         if added:
             self._freeze()

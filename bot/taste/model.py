@@ -10,8 +10,8 @@ papers a user tagged; ours is its closest closed-form cousin):
 - Solved in its dual form, training is one n×n linear system for n examples (n ≤ about
   a hundred: marks, a sample of their topics' papers, sampled negatives):
   `(K + λ C⁻¹) α = y`, `w = Xᵀ α`. No learning rate, no iterations, no convergence
-  test, the same answer every time, and milliseconds (bench/ranking.py) — cheap
-  enough to retrain from scratch in every digest run, so nothing is stored.
+  test, the same answer every time, and milliseconds (bench/ranking.py). A digest run
+  still retrains only readers whose signals changed (bot/taste/cache.py).
 - numpy only (one small, ubiquitous dependency); scikit-learn would add SciPy and
   joblib for one solve, and its per-call validation costs more than the solve itself.
 
@@ -25,10 +25,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
-from bot.taste.features import Corpus, FloatArray
+from bot.taste.features import Corpus, FloatArray, IntArray
 
 RIDGE = 1.0  # λ: with unit-length rows, 1.0 keeps weights small for a handful of marks
+# Weights kept per model, the largest |w|: bounds a cached model's memory (a reader's
+# examples touch a few thousand words at most, most of them with tiny weights).
+MAX_WEIGHTS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,14 +46,31 @@ class Example:
 
 @dataclass(frozen=True, slots=True)
 class Model:
-    """w · x + bias ranks a paper; `weights` covers the vocabulary as it was at training."""
+    """w · x + bias ranks a paper; w is sparse: `values` at vocabulary `columns`
+    (ascending), every other word weighs zero."""
 
-    weights: FloatArray
+    columns: npt.NDArray[np.int32]
+    values: npt.NDArray[np.float32]  # float32: half the memory of the models kept
     bias: float
+
+    def dense(self, width: int) -> FloatArray:
+        """w over the first `width` columns of the vocabulary."""
+        out = np.zeros(width, dtype=np.float64)
+        inside = self.columns < width
+        out[self.columns[inside]] = self.values[inside]
+        return out
+
+    def weight_of(self, columns: IntArray) -> FloatArray:
+        """w at each of `columns` (zero where the model has no weight)."""
+        if not len(self.columns):
+            return np.zeros(len(columns), dtype=np.float64)
+        at = np.minimum(np.searchsorted(self.columns, columns), len(self.columns) - 1)
+        found = self.values[at].astype(np.float64)
+        return np.where(self.columns[at] == columns, found, 0.0)
 
     def scores(self, corpus: Corpus) -> FloatArray:
         """The score of every paper of the corpus, in `corpus.ids` order."""
-        return corpus.scores(self.weights, self.bias)
+        return corpus.scores(self.dense(len(corpus.vocab)), self.bias)
 
 
 def train(corpus: Corpus, examples: Sequence[Example], *, ridge: float = RIDGE) -> Model:
@@ -74,4 +95,8 @@ def train(corpus: Corpus, examples: Sequence[Example], *, ridge: float = RIDGE) 
     costs = np.array([max(e.weight, 1e-6) for e in examples], dtype=np.float64)
     alpha = np.linalg.solve(gram + np.diag(ridge / costs), labels)
     weights = np.bincount(columns, weights=values * alpha[rows], minlength=len(corpus.vocab))
-    return Model(weights=weights.astype(np.float64), bias=float(alpha.sum()))
+    used = np.flatnonzero(weights)
+    if len(used) > MAX_WEIGHTS:
+        strongest = np.argpartition(-np.abs(weights[used]), MAX_WEIGHTS - 1)[:MAX_WEIGHTS]
+        used = np.sort(used[strongest])
+    return Model(used.astype(np.int32), weights[used].astype(np.float32), float(alpha.sum()))

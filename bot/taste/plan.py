@@ -11,8 +11,10 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from bot.taste.features import Corpus, FloatArray
 from bot.taste.model import Example, Model, train
@@ -68,9 +70,14 @@ class Pick:
 class Scores(Mapping[str, float]):
     """A person's score of every paper in the corpus, without building a dict per person."""
 
-    def __init__(self, corpus: Corpus, values: FloatArray) -> None:
+    def __init__(self, corpus: Corpus, values: npt.NDArray[np.floating[Any]]) -> None:
         self._row = corpus.row
         self._values = values
+
+    @property
+    def array(self) -> npt.NDArray[np.floating[Any]]:
+        """The scores in corpus row order (the corpus's own papers)."""
+        return self._values
 
     def __getitem__(self, paper_id: str) -> float:
         row = self._row[paper_id]
@@ -116,14 +123,24 @@ def examples(corpus: Corpus, signals: Signals, *, seed: int) -> list[Example]:
     return found
 
 
-def rank(corpus: Corpus, signals: Signals, *, picks: int, seed: int) -> Ranking | None:
-    """The person's scores and up to `picks` papers from outside their own; None when cold."""
+def learn(corpus: Corpus, signals: Signals, *, seed: int) -> Model | None:
+    """The person's model; None when cold or when none of their marks is left."""
     if signals.cold:
         return None
     found = examples(corpus, signals, seed=seed)
     if not any(e.label > 0 for e in found):
         return None  # the marked papers are gone from the store: nothing to learn from
-    model = train(corpus, found)
+    return train(corpus, found)
+
+
+def rank(corpus: Corpus, signals: Signals, *, picks: int, seed: int) -> Ranking | None:
+    """The person's scores and up to `picks` papers from outside their own; None when cold."""
+    model = learn(corpus, signals, seed=seed)
+    return None if model is None else rank_with(corpus, model, signals, picks=picks)
+
+
+def rank_with(corpus: Corpus, model: Model, signals: Signals, *, picks: int) -> Ranking:
+    """`rank` with a model already trained (bot/taste/batch.py does many at once)."""
     values = model.scores(corpus)
     return Ranking(Scores(corpus, values), pick(corpus, model, values, signals, picks))
 
@@ -136,24 +153,58 @@ def pick(
     if limit <= 0 or corpus.n_docs == 0:
         return ()
     masked = values.copy()
-    # Ridge scores have no natural zero (the classes are unbalanced): a pick must at
-    # least beat the median paper of the corpus, so a reader with odd marks gets fewer.
-    floor = float(np.median(masked))
     for group in (signals.theirs, signals.seen, signals.more, signals.less):
         rows = [corpus.row[p] for p in group if corpus.row.get(p, corpus.n_docs) < corpus.n_docs]
         masked[rows] = -np.inf
-    k = min(limit, len(masked))
-    best = np.argpartition(-masked, k - 1)[:k]
-    ordered = [
-        r
-        for r in sorted(best.tolist(), key=lambda r: (-masked[r], corpus.ids[r]))
-        if masked[r] > floor
-    ]
-    ids = [corpus.ids[r] for r in ordered]
+    [best] = best_rows(corpus, values[None, :], masked[None, :], limit)
+    ids = [corpus.ids[r] for _v, r in best]
     return tuple(
-        Pick(pid, float(masked[r]), reason)
-        for pid, r, reason in zip(ids, ordered, explain(corpus, model, ids, signals), strict=True)
+        Pick(pid, v, reason)
+        for pid, (v, r), reason in zip(ids, best, explain(corpus, model, ids, signals), strict=True)
     )
+
+
+def best_rows(
+    corpus: Corpus,
+    scores: npt.NDArray[np.floating[Any]],
+    masked: npt.NDArray[np.floating[Any]],
+    limit: int,
+) -> list[list[tuple[float, int]]]:
+    """Per reader (a row of `scores`, and of `masked`: the same with what they may not be
+    offered at -inf), up to `limit` (score, corpus row) of `masked`, best first (then by
+    id), each above the median of the reader's `scores`. `masked` is overwritten.
+
+    Ridge scores have no natural zero (the classes are unbalanced): a pick must at least
+    beat the median paper of the corpus, so a reader with odd marks gets fewer. The
+    median is only computed for readers whose weakest candidate might not beat it."""
+    readers, n = masked.shape
+    k = min(limit, n)
+    at = np.arange(readers)
+    rows = np.empty((readers, k), dtype=np.int64)
+    values = np.empty((readers, k), dtype=np.float64)
+    for t in range(k):  # k argmaxes beat an argpartition for a handful of picks
+        best = masked.argmax(axis=1)
+        rows[:, t] = best
+        values[:, t] = masked[at, best]
+        masked[at, best] = -np.inf
+    weakest = np.where(np.isfinite(values), values, np.inf).min(axis=1)
+    # More than half the papers strictly below the weakest candidate: both middle
+    # papers are, so the median is too.
+    below = np.count_nonzero(scores < weakest[:, None].astype(scores.dtype), axis=1)
+    floors = np.full(readers, -np.inf)
+    unsure = np.flatnonzero(below < n // 2 + 1)
+    if len(unsure):
+        floors[unsure] = np.median(scores[unsure], axis=1)
+    out = []
+    ids = corpus.ids
+    for i in range(readers):
+        floor = floors[i]
+        found = [
+            (v, r) for v, r in zip(values[i].tolist(), rows[i].tolist(), strict=True) if v > floor
+        ]
+        found.sort(key=lambda vr: (-vr[0], ids[vr[1]]))
+        out.append(found)
+    return out
 
 
 def explain(corpus: Corpus, model: Model, paper_ids: list[str], signals: Signals) -> list[Reason]:
@@ -185,18 +236,14 @@ def explain(corpus: Corpus, model: Model, paper_ids: list[str], signals: Signals
             if cosines[i, best] >= LIKE_AT:
                 out.append(Reason(like=liked[best]))
                 continue
-        out.append(_words(corpus, model, paper_id))
+        out.append(reason_words(corpus, model, paper_id))
     return out
 
 
-def _words(corpus: Corpus, model: Model, paper_id: str) -> Reason:
+def reason_words(corpus: Corpus, model: Model, paper_id: str) -> Reason:
     """The words of the paper that weigh most for the person."""
     columns, data = corpus.vector(paper_id)
-    weights = model.weights
-    if not len(weights):
-        return Reason()
-    inside = columns < len(weights)
-    contributions = np.where(inside, weights[np.minimum(columns, len(weights) - 1)], 0.0) * data
+    contributions = model.weight_of(columns) * data
     order = np.argsort(-contributions, kind="stable")[:REASON_WORDS]
     words = tuple(corpus.surface[int(columns[i])] for i in order if contributions[i] > 0)
     return Reason(words=words)

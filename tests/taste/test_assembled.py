@@ -50,3 +50,31 @@ def test_assembled_mails_equal_mails_rendered_alone() -> None:
             assert direct in got[part]  # type: ignore[literal-required]
         assembled += len(shared._cache) == before  # nothing new rendered: assembled
     assert assembled > 0
+
+
+def test_rows_rendered_ahead_for_a_batch_give_the_same_mails() -> None:
+    week = sample_week("2026-W39")
+    data = sample_recipient(week)
+    slug = sorted(week.papers_by_topic)[0]
+    ids = list(week.papers_by_topic[slug])
+    papers = list(week.papers.values())
+    digests = []
+    for reader in range(8):
+        scores = {p: float((i * (reader + 5)) % 11) for i, p in enumerate(ids)}
+        missed = tuple(
+            MissedPaper(papers[(reader * 7 + k) % len(papers)], REASONS[(reader + k) % 3])
+            for k in range(1 + reader % 5)
+        )
+        reader_data = replace(
+            data,
+            recipient=replace(data.recipient, id=data.recipient.id + reader),
+            taste=Taste(scores, missed),
+        )
+        digest = build_digest(reader_data, week, papers_per_topic=4)
+        assert digest is not None
+        digests.append(digest)
+    warm = DigestRenderer(links=LINKS, identity=IDENTITY)
+    warm.warm(digests)
+    assert warm._rows  # the rows are there before the first mail
+    for digest in digests:
+        assert warm.render(digest) == DigestRenderer(links=LINKS, identity=IDENTITY).render(digest)

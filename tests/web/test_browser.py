@@ -6,14 +6,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page
 from sqlmodel import col, select
 
 from bot.store.models import Person, Subscription, Topic
 from bot.subscriptions.tokens import person_token
+from tests.support.browser import new_page
 from tests.support.smtp import smtp_sink
 from tests.support.web import (
-    CHROMIUM_ARGS,
     WebEnv,
     count,
     deliver_mail,
@@ -26,24 +26,6 @@ from tests.support.web import (
 async def web_env(db_url: str) -> AsyncIterator[WebEnv]:
     async with running_web(db_url) as env:
         yield env
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as pw:
-        chromium = await pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        yield chromium
-        await chromium.close()
-
-
-async def _new_page(browser: Browser, problems: list[str]) -> Page:
-    page = await browser.new_page()
-    # A CSP violation or a script error would show up here.
-    page.on(
-        "console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None
-    )
-    page.on("pageerror", lambda e: problems.append(str(e)))
-    return page
 
 
 async def _shot(page: Page, tmp_path: Path, name: str) -> None:
@@ -65,7 +47,7 @@ async def test_follow_confirm_and_manage_in_a_real_browser(
     web_env: WebEnv, browser: Browser, tmp_path: Path
 ) -> None:
     problems: list[str] = []
-    page = await _new_page(browser, problems)
+    page = await new_page(browser, problems)
     await page.goto(f"{web_env.base}/topics/rl-for-llm-agents")
     assert await page.locator("h1").inner_text() == "RL for LLM Agents"
     # The stylesheet applied under the CSP: the chart's bars have real heights.
@@ -141,7 +123,7 @@ async def test_unsubscribe_page_has_one_button_that_works(
         session.add(person)
     token = person_token(web_env.settings, person, "unsubscribe")
     problems: list[str] = []
-    page = await _new_page(browser, problems)
+    page = await new_page(browser, problems)
     await page.goto(f"{web_env.base}/unsubscribe/{token}")
     assert await page.get_by_role("button").count() == 1
     await _shot(page, tmp_path, "unsubscribe")
