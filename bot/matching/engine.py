@@ -27,7 +27,7 @@ import logging
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from typing import Any
 
 from bot.matching.index import PatternIndex
@@ -46,6 +46,13 @@ from bot.matching.textnorm import PaperText
 from bot.types import Match, MatchKind, PaperRecord
 
 log = logging.getLogger(__name__)
+
+
+def _always(_true: set[int]) -> bool:
+    return True
+
+
+_ALWAYS: Check = _always
 
 
 def _pattern_cost(pattern: Pattern) -> int:
@@ -75,24 +82,30 @@ def topic_query(query: str, categories: Sequence[str]) -> Node | None:
 
 
 Row = tuple[MatchKind, int, tuple[str, ...]]  # a Match without its paper
+Fast = tuple[Check, Row]  # a query decided by one C-level check once its anchor fired
 
 
 @dataclass(slots=True)
 class _Query:
+    """A query that is not a single term (those live in `MatchEngine._direct` only)."""
+
     kind: MatchKind
     ref_id: int
     tree: Tree
-    anchors: frozenset[int]
-    uses: Counter[int]  # pattern id -> how often this query uses it
     check: Check | None  # what is left to check once an anchor matched (None: nothing)
-    row: Row | None  # the match, when its terms are always the same (a flat AND)
     positive: tuple[int, ...]  # pattern ids outside exclusions, first use first ...
     labels: tuple[str, ...]  # ... and their labels
     repeats: bool  # two positive patterns have the same label
 
+    def row(self, true: set[int]) -> Row:
+        """The match, with the positive terms that fired."""
+        terms = tuple(compress(self.labels, map(true.__contains__, self.positive)))
+        return (self.kind, self.ref_id, unique(terms) if self.repeats else terms)
+
 
 _new = object.__new__
 _SETTERS = tuple(getattr(Match, name).__set__ for name in ("paper_id", "kind", "ref_id", "terms"))
+_values = dict.values
 
 
 def _build_matches(paper_id: str, rows: list[Row]) -> list[Match]:
@@ -112,8 +125,26 @@ def _build_matches(paper_id: str, rows: list[Row]) -> list[Match]:
     return found
 
 
+def _slot(kind: MatchKind, ref_id: int) -> int:
+    """A query's key as one int (ints hash in C, enum members in Python)."""
+    return ref_id * 2 + (kind is MatchKind.ALERT)
+
+
+def _leaves(tree: Tree) -> list[int]:
+    """Every leaf, exclusions included, as often as it occurs."""
+    if isinstance(tree, int):
+        return [tree]
+    return [leaf for part in (tree[1], tree[2]) for item in part for leaf in _leaves(item)]
+
+
 class MatchEngine:
-    """The compiled engine (a `PaperMatcher`): topics and alerts, one index."""
+    """The compiled engine (a `PaperMatcher`): topics and alerts, one index.
+
+    A query is kept in one of three tables, by anchor pattern id, then by slot:
+    `_direct` (a single term: its Match fields), `_fast` (decided by one C-level
+    check whose match does not depend on which other terms fired, see `_fast_path`)
+    and `_nested` (everything else: evaluated by its compiled check, terms collected).
+    """
 
     def __init__(self) -> None:
         self._ids: dict[Pattern, int] = {}
@@ -121,13 +152,11 @@ class MatchEngine:
         self._uses: Counter[int] = Counter()
         self._next_id = 0
         self._index = PatternIndex()
-        # Queries by a plain int slot: enum members hash in Python, ints in C.
-        self._slots: dict[tuple[MatchKind, int], int] = {}
-        self._queries: dict[int, _Query] = {}
-        self._next_slot = 0
-        # pattern id -> queries that are just that pattern -> their Match fields
+        self._queries: dict[int, int | _Query] = {}  # slot -> pattern id (a term) | query
         self._direct: dict[int, dict[int, Row]] = {}
-        self._nested: dict[int, dict[int, _Query]] = {}  # pattern anchors a tree
+        self._fast: dict[int, dict[int, Fast]] = {}
+        self._nested: dict[int, dict[int, _Query]] = {}
+        self._terms: dict[str, tuple[str]] = {}  # one `(label,)` per label, shared
 
     def __len__(self) -> int:
         return len(self._queries)
@@ -146,19 +175,19 @@ class MatchEngine:
         self._add(MatchKind.ALERT, alert_id, node)
 
     def remove_alert(self, alert_id: int) -> bool:
-        return self._remove((MatchKind.ALERT, alert_id))
+        return self._remove(_slot(MatchKind.ALERT, alert_id))
 
     def add_topic(self, topic_id: int, query: str, categories: Sequence[str] = ()) -> None:
         """Add (or replace) a topic: its categories (if any) AND its query (if any)."""
         node = topic_query(query, categories)
         if node is None:
             log.warning("matching.empty_topic", extra={"topic_id": topic_id})
-            self._remove((MatchKind.TOPIC, topic_id))
+            self._remove(_slot(MatchKind.TOPIC, topic_id))
             return
         self._add(MatchKind.TOPIC, topic_id, node)
 
     def remove_topic(self, topic_id: int) -> bool:
-        return self._remove((MatchKind.TOPIC, topic_id))
+        return self._remove(_slot(MatchKind.TOPIC, topic_id))
 
     def match(self, paper: PaperRecord) -> list[Match]:
         """Every topic and alert the paper matches (in no particular order), with the
@@ -166,67 +195,99 @@ class MatchEngine:
         # Every pattern is indexed, so `true` holds exactly the patterns the paper
         # matches: evaluating a query is then set operations, no text work.
         true = self._index.find(PaperText(paper))
-        rows: list[Row] = []
-        direct, anchored = self._direct, self._nested
-        for pid in direct.keys() & true:  # iterates the (small) set `true`, in C
-            rows += direct[pid].values()
-        candidates: dict[int, _Query] = {}  # by slot: an OR may be anchored twice
-        for pid in anchored.keys() & true:
-            candidates.update(anchored[pid])
-        fired = true.__contains__
-        for query in candidates.values():
-            check = query.check
-            if check is None or check(true):
-                row = query.row
-                if row is None:
-                    terms = tuple(compress(query.labels, map(fired, query.positive)))
-                    row = (query.kind, query.ref_id, unique(terms) if query.repeats else terms)
-                rows.append(row)
+        direct, fast, nested = self._direct, self._fast, self._nested
+        # Single terms: every row of every fired pattern, gathered by C iterators.
+        rows: list[Row] = list(
+            chain.from_iterable(map(_values, map(direct.__getitem__, direct.keys() & true)))
+        )
+        found: dict[int, Row] = {}  # by slot: an OR may be anchored twice
+        again: list[int] = []
+        for pid in fast.keys() & true:
+            for slot, (check, row) in fast[pid].items():
+                if check(true):
+                    if slot in found:
+                        again.append(slot)  # two alternatives fired: collect the terms
+                    found[slot] = row
+        candidates: dict[int, _Query] = {}
+        for pid in nested.keys() & true:
+            candidates.update(nested[pid])
+        for slot, query in candidates.items():
+            if query.check is None or query.check(true):
+                found[slot] = query.row(true)
+        for slot in again:
+            twice = self._queries[slot]
+            assert isinstance(twice, _Query)
+            found[slot] = twice.row(true)
+        rows += found.values()
         return _build_matches(paper.id, rows)
 
     def _add(self, kind: MatchKind, ref_id: int, node: Node) -> None:
-        key = (kind, ref_id)
-        self._remove(key)
-        slot = self._slots[key] = self._next_slot
-        self._next_slot += 1
+        slot = _slot(kind, ref_id)
+        self._remove(slot)
         labels: dict[int, str] = {}
-        uses: Counter[int] = Counter()
 
         def leaf(term: Term) -> int:
             pid = self._intern(compile_term(term))
             labels.setdefault(pid, term_label(term))
-            uses[pid] += 1
             return pid
 
         tree = compile_tree(node, leaf)
-        anchors = frozenset(self._anchors(tree))
+        if isinstance(tree, int):
+            self._queries[slot] = tree
+            label = labels[tree]
+            single = self._terms.setdefault(label, (label,))
+            self._direct.setdefault(tree, {})[slot] = (kind, ref_id, single)
+            return
         positive = tuple(dict.fromkeys(positive_leaves(tree)))
         names = tuple(labels[i] for i in positive)
-        row: Row | None = None
-        if not isinstance(tree, int) and tree[3] and not tree[0]:
-            row = (kind, ref_id, unique(names))  # a flat AND: all its terms fired
         repeats = len(set(names)) < len(names)
-        check = self._residual(tree)
-        query = _Query(kind, ref_id, tree, anchors, uses, check, row, positive, names, repeats)
+        fast = self._fast_path(tree)
+        check = self._residual(tree) if fast is None else fast[0]
+        query = _Query(kind, ref_id, tree, check, positive, names, repeats)
         self._queries[slot] = query
-        for pid in anchors:
-            if isinstance(tree, int):
-                self._direct.setdefault(pid, {})[slot] = (kind, ref_id, (labels[pid],))
-            else:
+        for pid in self._anchors(tree):
+            if fast is None:
                 self._nested.setdefault(pid, {})[slot] = query
+                continue
+            fired = {pid, *fast[1]}
+            terms = unique(name for p, name in zip(positive, names, strict=True) if p in fired)
+            self._fast.setdefault(pid, {})[slot] = (fast[0], (kind, ref_id, terms))
 
-    def _remove(self, key: tuple[MatchKind, int]) -> bool:
-        slot = self._slots.pop(key, None)
-        if slot is None:
+    def _fast_path(self, tree: Tree) -> tuple[Check, tuple[int, ...]] | None:
+        """(check, terms that fired besides the anchor) when the query's match, given
+        one of its anchors fired and no other did, is a fixed row decided by one
+        C-level set method: a flat AND, a flat OR, or an AND of terms with one flat OR
+        of terms (`abs:(a OR b) ANDNOT cat:x`). None: the query is evaluated in full."""
+        assert not isinstance(tree, int)
+        is_or, items, excluded, flat = tree
+        if is_or:
+            return (_ALWAYS, ()) if flat else None
+        k = self._anchor_item(items)
+        anchor_item = items[k]
+        rest = items[:k] + items[k + 1 :]
+        leaves = [i for i in (*rest, *excluded) if isinstance(i, int)]
+        if len(leaves) < len(rest) + len(excluded):
+            return None
+        if not isinstance(anchor_item, int) and not (anchor_item[0] and anchor_item[3]):
+            return None
+        check = compile_check((False, rest, excluded, True)) if leaves else _ALWAYS
+        return check, tuple(leaves[: len(rest)])
+
+    def _remove(self, slot: int) -> bool:
+        query = self._queries.pop(slot, None)
+        if query is None:
             return False
-        query = self._queries.pop(slot)
-        table: dict[int, Any] = self._direct if isinstance(query.tree, int) else self._nested
-        for pid in query.anchors:
-            del table[pid][slot]
-            if not table[pid]:
-                del table[pid]
-        for pid, count in query.uses.items():
-            self._uses[pid] -= count
+        if isinstance(query, int):
+            anchors, uses = [query], [query]
+        else:
+            anchors, uses = list(self._anchors(query.tree)), _leaves(query.tree)
+        for pid in anchors:
+            for table in (self._direct, self._fast, self._nested):
+                entries: dict[int, Any] | None = table.get(pid)
+                if entries is not None and entries.pop(slot, None) is not None and not entries:
+                    del table[pid]
+        for pid in uses:
+            self._uses[pid] -= 1
             if not self._uses[pid]:
                 self._index.remove(pid)
                 del self._uses[pid], self._ids[self._patterns.pop(pid)]

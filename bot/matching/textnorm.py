@@ -221,9 +221,9 @@ class PaperText:
 
     def name_positions(
         self, surnames: AbstractSet[str]
-    ) -> list[tuple[dict[str, int], dict[str, int]]]:
-        """For each author of two words or more holding one of `surnames`: where each
-        word last occurs and where each initial first occurs. `Yi Wu` has the name key
+    ) -> list[tuple[tuple[str, ...], dict[str, int], dict[str, int]]]:
+        """For each author of two words or more holding one of `surnames`: its words,
+        where each word last occurs and where each initial first occurs. `Yi Wu` has the name key
         (`wu`, `y`) because `y` starts a word before the last `wu`. Asked only about the
         surnames an index holds, a name of n words costs O(n), never one key per pair of
         its words."""
@@ -234,7 +234,7 @@ class PaperText:
                 first: dict[str, int] = {}
                 for i, word in enumerate(seg):
                     first.setdefault(word[0], i)
-                found.append((last, first))
+                found.append((seg, last, first))
         return found
 
     def stamp(self, field: str) -> str:
