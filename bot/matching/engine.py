@@ -13,8 +13,10 @@ cost, never what the total number of alerts costs:
 3. Each query is listed under a few *anchor* patterns (every alternative of an OR,
    the rarest-looking conjunct of an AND): a query can only match if an anchor does,
    since a query always needs a positive term (see bot.matching.query). Only the queries
-   anchored by the paper's patterns are evaluated, each by a check compiled once
-   (mostly one C-level set operation).
+   anchored by the paper's patterns are evaluated: a single term is its anchor (its
+   row is copied, in C); most others are one C-level set check with a row built at
+   compile time (`_fast_path`); the rest run their compiled check and list the terms
+   that fired.
 
 The index is a token-hash equivalent of a multi-pattern automaton: it needs no
 rebuild, so adding or removing an alert touches only that alert's patterns and index
@@ -24,16 +26,24 @@ entries. User input is never turned into a regular expression.
 from __future__ import annotations
 
 import logging
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
-from itertools import chain, compress, repeat
+from itertools import chain
 from typing import Any
 
 from bot.matching.index import PatternIndex
 from bot.matching.lexer import DATE_FIELDS
 from bot.matching.patterns import Pattern, compile_term, term_label
 from bot.matching.query import Node, Term, make_and, make_or, parse_query
+from bot.matching.rows import (
+    ALWAYS,
+    CompiledQuery,
+    Fast,
+    Row,
+    all_leaves,
+    build_matches,
+    slot_of,
+)
 from bot.matching.terms import (
     Check,
     Tree,
@@ -46,13 +56,6 @@ from bot.matching.textnorm import PaperText
 from bot.types import Match, MatchKind, PaperRecord
 
 log = logging.getLogger(__name__)
-
-
-def _always(_true: set[int]) -> bool:
-    return True
-
-
-_ALWAYS: Check = _always
 
 
 def _pattern_cost(pattern: Pattern) -> int:
@@ -81,62 +84,6 @@ def topic_query(query: str, categories: Sequence[str]) -> Node | None:
     return make_and(parts, []) if parts else None
 
 
-Row = tuple[MatchKind, int, tuple[str, ...]]  # a Match without its paper
-Fast = tuple[Check, Row]  # a query decided by one C-level check once its anchor fired
-
-
-@dataclass(slots=True)
-class _Query:
-    """A query that is not a single term (those live in `MatchEngine._direct` only)."""
-
-    kind: MatchKind
-    ref_id: int
-    tree: Tree
-    check: Check | None  # what is left to check once an anchor matched (None: nothing)
-    positive: tuple[int, ...]  # pattern ids outside exclusions, first use first ...
-    labels: tuple[str, ...]  # ... and their labels
-    repeats: bool  # two positive patterns have the same label
-
-    def row(self, true: set[int]) -> Row:
-        """The match, with the positive terms that fired."""
-        terms = tuple(compress(self.labels, map(true.__contains__, self.positive)))
-        return (self.kind, self.ref_id, unique(terms) if self.repeats else terms)
-
-
-_new = object.__new__
-_SETTERS = tuple(getattr(Match, name).__set__ for name in ("paper_id", "kind", "ref_id", "terms"))
-_values = dict.values
-
-
-def _build_matches(paper_id: str, rows: list[Row]) -> list[Match]:
-    """`[Match(paper_id, *row) for row in rows]`, built column by column in C loops.
-
-    A paper matches ~150 queries, so this runs ~300,000 times a day: the generated
-    __init__ of a frozen dataclass costs about twice as much as filling the slots.
-    """
-    if not rows:
-        return []
-    n = len(rows)
-    found: list[Match] = list(map(_new, repeat(Match, n)))
-    for setter, column in zip(
-        _SETTERS, (repeat(paper_id, n), *zip(*rows, strict=True)), strict=True
-    ):
-        deque(map(setter, found, column), maxlen=0)
-    return found
-
-
-def _slot(kind: MatchKind, ref_id: int) -> int:
-    """A query's key as one int (ints hash in C, enum members in Python)."""
-    return ref_id * 2 + (kind is MatchKind.ALERT)
-
-
-def _leaves(tree: Tree) -> list[int]:
-    """Every leaf, exclusions included, as often as it occurs."""
-    if isinstance(tree, int):
-        return [tree]
-    return [leaf for part in (tree[1], tree[2]) for item in part for leaf in _leaves(item)]
-
-
 class MatchEngine:
     """The compiled engine (a `PaperMatcher`): topics and alerts, one index.
 
@@ -152,10 +99,10 @@ class MatchEngine:
         self._uses: Counter[int] = Counter()
         self._next_id = 0
         self._index = PatternIndex()
-        self._queries: dict[int, int | _Query] = {}  # slot -> pattern id (a term) | query
+        self._queries: dict[int, int | CompiledQuery] = {}  # slot -> pattern id (a term) | query
         self._direct: dict[int, dict[int, Row]] = {}
         self._fast: dict[int, dict[int, Fast]] = {}
-        self._nested: dict[int, dict[int, _Query]] = {}
+        self._nested: dict[int, dict[int, CompiledQuery]] = {}
         self._terms: dict[str, tuple[str]] = {}  # one `(label,)` per label, shared
 
     def __len__(self) -> int:
@@ -175,19 +122,19 @@ class MatchEngine:
         self._add(MatchKind.ALERT, alert_id, node)
 
     def remove_alert(self, alert_id: int) -> bool:
-        return self._remove(_slot(MatchKind.ALERT, alert_id))
+        return self._remove(slot_of(MatchKind.ALERT, alert_id))
 
     def add_topic(self, topic_id: int, query: str, categories: Sequence[str] = ()) -> None:
         """Add (or replace) a topic: its categories (if any) AND its query (if any)."""
         node = topic_query(query, categories)
         if node is None:
             log.warning("matching.empty_topic", extra={"topic_id": topic_id})
-            self._remove(_slot(MatchKind.TOPIC, topic_id))
+            self._remove(slot_of(MatchKind.TOPIC, topic_id))
             return
         self._add(MatchKind.TOPIC, topic_id, node)
 
     def remove_topic(self, topic_id: int) -> bool:
-        return self._remove(_slot(MatchKind.TOPIC, topic_id))
+        return self._remove(slot_of(MatchKind.TOPIC, topic_id))
 
     def match(self, paper: PaperRecord) -> list[Match]:
         """Every topic and alert the paper matches (in no particular order), with the
@@ -198,7 +145,7 @@ class MatchEngine:
         direct, fast, nested = self._direct, self._fast, self._nested
         # Single terms: every row of every fired pattern, gathered by C iterators.
         rows: list[Row] = list(
-            chain.from_iterable(map(_values, map(direct.__getitem__, direct.keys() & true)))
+            chain.from_iterable(map(dict.values, map(direct.__getitem__, direct.keys() & true)))
         )
         found: dict[int, Row] = {}  # by slot: an OR may be anchored twice
         again: list[int] = []
@@ -208,7 +155,7 @@ class MatchEngine:
                     if slot in found:
                         again.append(slot)  # two alternatives fired: collect the terms
                     found[slot] = row
-        candidates: dict[int, _Query] = {}
+        candidates: dict[int, CompiledQuery] = {}
         for pid in nested.keys() & true:
             candidates.update(nested[pid])
         for slot, query in candidates.items():
@@ -216,13 +163,13 @@ class MatchEngine:
                 found[slot] = query.row(true)
         for slot in again:
             twice = self._queries[slot]
-            assert isinstance(twice, _Query)
+            assert isinstance(twice, CompiledQuery)
             found[slot] = twice.row(true)
         rows += found.values()
-        return _build_matches(paper.id, rows)
+        return build_matches(paper.id, rows)
 
     def _add(self, kind: MatchKind, ref_id: int, node: Node) -> None:
-        slot = _slot(kind, ref_id)
+        slot = slot_of(kind, ref_id)
         self._remove(slot)
         labels: dict[int, str] = {}
 
@@ -243,7 +190,7 @@ class MatchEngine:
         repeats = len(set(names)) < len(names)
         fast = self._fast_path(tree)
         check = self._residual(tree) if fast is None else fast[0]
-        query = _Query(kind, ref_id, tree, check, positive, names, repeats)
+        query = CompiledQuery(kind, ref_id, tree, check, positive, names, repeats)
         self._queries[slot] = query
         for pid in self._anchors(tree):
             if fast is None:
@@ -261,7 +208,7 @@ class MatchEngine:
         assert not isinstance(tree, int)
         is_or, items, excluded, flat = tree
         if is_or:
-            return (_ALWAYS, ()) if flat else None
+            return (ALWAYS, ()) if flat else None
         k = self._anchor_item(items)
         anchor_item = items[k]
         rest = items[:k] + items[k + 1 :]
@@ -270,7 +217,7 @@ class MatchEngine:
             return None
         if not isinstance(anchor_item, int) and not (anchor_item[0] and anchor_item[3]):
             return None
-        check = compile_check((False, rest, excluded, True)) if leaves else _ALWAYS
+        check = compile_check((False, rest, excluded, True)) if leaves else ALWAYS
         return check, tuple(leaves[: len(rest)])
 
     def _remove(self, slot: int) -> bool:
@@ -280,7 +227,7 @@ class MatchEngine:
         if isinstance(query, int):
             anchors, uses = [query], [query]
         else:
-            anchors, uses = list(self._anchors(query.tree)), _leaves(query.tree)
+            anchors, uses = list(self._anchors(query.tree)), all_leaves(query.tree)
         for pid in anchors:
             for table in (self._direct, self._fast, self._nested):
                 entries: dict[int, Any] | None = table.get(pid)
