@@ -130,7 +130,7 @@ def build_message(
         ("From", _from_header(mail_from)),
         ("To", fold("To", check_header("To", str(payload["to"])))),
         ("Subject", fold("Subject", check_header("Subject", str(payload["subject"])))),
-        ("Date", format_datetime(now)),
+        ("Date", _date(now.replace(microsecond=0))),
         ("Message-ID", check_header("Message-ID", message_id)),
     ]
     for name, value in dict(payload.get("headers") or {}).items():
@@ -139,26 +139,23 @@ def build_message(
             raise HeaderInjectionError(f"header name {name!r} is not printable ASCII")
         headers.append((name, fold(name, check_header(name, str(value)))))
     headers.append(("MIME-Version", "1.0"))
-    text_headers, text_body = _base64_part("text/plain", str(payload["text"]))
+    text = _base64_lines(str(payload["text"]))
     html = str(payload.get("html") or "")
+    body: list[bytes | memoryview]
     if html:
-        boundary = f"=_pt_{secrets.token_hex(12)}".encode()
-        headers.append(("Content-Type", f'multipart/alternative; boundary="{boundary.decode()}"'))
-        html_headers, html_body = _base64_part("text/html", html)
-        body = b"".join(
-            (
-                b"--" + boundary + CRLF + _head(text_headers) + CRLF + text_body + CRLF,
-                b"--" + boundary + CRLF + _head(html_headers) + CRLF + html_body + CRLF,
-                b"--" + boundary + b"--" + CRLF,
-            )
-        )
+        boundary = f"=_pt_{secrets.token_hex(12)}"
+        headers.append(("Content-Type", f'multipart/alternative; boundary="{boundary}"'))
+        delimiter = f"--{boundary}\r\n".encode()
+        body = [delimiter, _PART_HEAD["text/plain"], *text, CRLF]
+        body += [delimiter, _PART_HEAD["text/html"], *_base64_lines(html), CRLF]
+        body.append(f"--{boundary}--\r\n".encode())
     else:
-        headers += text_headers
-        body = text_body
+        headers += _part_headers("text/plain")
+        body = text
     for name, value in headers:
         if any(len(line) + len(name) + 2 > _MAX_LINE for line in value.split("\r\n")):
             raise HeaderInjectionError(f"header {name} is longer than one SMTP line")
-    raw = _head(headers) + CRLF + body
+    raw = b"".join([_head(headers), CRLF, *body])  # the one copy of the bodies
     if dkim_key is None:
         return raw
     present = [h for h in _SIGNED_HEADERS if any(n == h.decode() for n, _ in headers)]
@@ -180,16 +177,20 @@ def _head(headers: Headers) -> bytes:
     return b"".join(f"{n}: {v}".encode("ascii") + CRLF for n, v in headers)
 
 
-def _base64_part(content_type: str, text: str) -> tuple[Headers, bytes]:
+def _part_headers(content_type: str) -> Headers:
     return [
         ("Content-Type", f"{content_type}; charset=utf-8"),
         ("Content-Transfer-Encoding", "base64"),
-    ], base64_lines(text)
+    ]
 
 
-def base64_lines(text: str) -> bytes:
+# The head of each part of a multipart mail, with the blank line that ends it.
+_PART_HEAD = {t: _head(_part_headers(t)) + CRLF for t in ("text/plain", "text/html")}
+
+
+def _base64_lines(text: str) -> list[bytes | memoryview]:
     """`text` as UTF-8 with CRLF line breaks (text's canonical form, RFC 2045), in
-    base64 lines of 76 characters, each ending in CRLF."""
+    base64 lines of 76 characters, each ending in CRLF; as buffers to join."""
     data = text.encode("utf-8")  # then bytes: str.replace is slow on non-Latin-1 text
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
@@ -200,7 +201,16 @@ def base64_lines(text: str) -> bytes:
     grid = np.empty((rows, _B64_LINE + 2), dtype=np.uint8)
     grid[:, :_B64_LINE] = np.frombuffer(flat, np.uint8, rows * _B64_LINE).reshape(rows, _B64_LINE)
     grid[:, _B64_LINE:] = _CRLF_COLUMNS
-    return grid.tobytes() + (flat[rows * _B64_LINE :] + CRLF if rest else b"")
+    lines: list[bytes | memoryview] = [memoryview(grid.reshape(-1))]
+    if rest:
+        lines += [flat[rows * _B64_LINE :], CRLF]
+    return lines
+
+
+@functools.lru_cache(maxsize=4)
+def _date(now: datetime) -> str:
+    # Many mails go out within the same second: format that second once.
+    return format_datetime(now)
 
 
 def fold(name: str, value: str) -> str:
