@@ -201,7 +201,7 @@ def _base64_lines(text: str) -> list[bytes | memoryview]:
     grid = np.empty((rows, _B64_LINE + 2), dtype=np.uint8)
     grid[:, :_B64_LINE] = np.frombuffer(flat, np.uint8, rows * _B64_LINE).reshape(rows, _B64_LINE)
     grid[:, _B64_LINE:] = _CRLF_COLUMNS
-    lines: list[bytes | memoryview] = [memoryview(grid.reshape(-1))]
+    lines: list[bytes | memoryview] = [grid.reshape(-1).data]
     if rest:
         lines += [flat[rows * _B64_LINE :], CRLF]
     return lines
