@@ -153,7 +153,10 @@ def build_message(
         headers += _part_headers("text/plain")
         body = text
     for name, value in headers:
-        if any(len(line) + len(name) + 2 > _MAX_LINE for line in value.split("\r\n")):
+        # Only a header longer than a line in all can hold a line that is too long.
+        if len(name) + 2 + len(value) > _MAX_LINE and any(
+            len(line) + len(name) + 2 > _MAX_LINE for line in value.split("\r\n")
+        ):
             raise HeaderInjectionError(f"header {name} is longer than one SMTP line")
     raw = b"".join([_head(headers), CRLF, *body])  # the one copy of the bodies
     if dkim_key is None:
@@ -218,6 +221,8 @@ def fold(name: str, value: str) -> str:
     characters where a space allows; anything else as encoded-words, one per line."""
     if not value.isascii():
         return encode_words(name, value)
+    if len(name) + 2 + len(value) <= _FOLD_AT:
+        return value  # one line already: the loop below would give it back unchanged
     line = f"{name}:"
     lines: list[str] = []
     for word in value.split(" "):
