@@ -97,6 +97,10 @@ class DigestRenderer:
         self._frames: dict[tuple[Any, ...], tuple[str, str]] = {}
         self._rows: dict[tuple[Any, ...], str] = {}
         self._slots: dict[tuple[Any, ...], tuple[str, str]] = {}  # missed rows, at the slot
+        # Every kept fragment (cached, frame or row) cut at the react slot, so a digest
+        # fills its token in with joins instead of a search through the whole mail.
+        self._cut: dict[str, tuple[str, ...]] = {}
+        self._shells: dict[str, tuple[str, str]] = {}
 
     def render(self, digest: Digest) -> EmailPayload:
         """The email payload `{"to", "subject", "text", "html", "headers"}` of one digest."""
@@ -109,17 +113,16 @@ class DigestRenderer:
         }
         head_html, tail_html = self._parts(digest, "html", footer)
         react = self.links.react_token(recipient)
+        before, after = self._shell(digest.week)
         html = ""
         for cap, full in _FIT_LADDER:
             sections = self._sections(digest, "html", cap, full)
-            html = (head_html + sections + tail_html).replace(_REACT_SLOT, react)
-            if _size(html) <= MAX_HTML_BYTES:
+            html = self._filled([before, *head_html, *sections, *tail_html, after], react)
+            if _size(html) - len(before) - len(after) <= MAX_HTML_BYTES:  # the body's
                 break
-        before, after = self._shell(digest.week)
-        html = before + html + after
         head_text, tail_text = self._parts(digest, "txt", footer)
-        text = head_text + self._sections(digest, "txt", None, None) + tail_text
-        text = text.replace(_REACT_SLOT, react)
+        sections = self._sections(digest, "txt", None, None)
+        text = self._filled([*head_text, *sections, *tail_text], react)
         mailto = self.links.unsubscribe_mailto(recipient)
         return {
             "to": recipient.email,
@@ -185,8 +188,11 @@ class DigestRenderer:
         cut = split(fragment, ext, len(keys), **shape)
         if cut is not None:
             self._rows.update(zip(keys, cut[1], strict=True))
+            self._keep_cut(*cut[1])
 
-    def _parts(self, digest: Digest, ext: str, footer: dict[str, str]) -> tuple[str, str]:
+    def _parts(
+        self, digest: Digest, ext: str, footer: dict[str, str]
+    ) -> tuple[list[str], list[str]]:
         week, universe = digest.week, digest.universe
         monday = digest.as_of - timedelta(days=7)
         intro = {
@@ -225,14 +231,16 @@ class DigestRenderer:
                 missed = frame[0] + body + frame[1]
             else:
                 slotted = tuple(MissedPaper(m.paper, _WHY_SLOT) for m in digest.missed)
-                missed = self._assembled(
-                    ("missed", ext, tuple(m.paper.id for m in digest.missed)),
-                    (ext, "missed", len(slotted)),
-                    row_keys,
-                    "_missed",
-                    self._missed,
-                    (slotted,),
-                    {} if ext == "html" else {"lines": 4, "last": "  "},
+                missed = "".join(
+                    self._assembled(
+                        ("missed", ext, tuple(m.paper.id for m in digest.missed)),
+                        (ext, "missed", len(slotted)),
+                        row_keys,
+                        "_missed",
+                        self._missed,
+                        (slotted,),
+                        {} if ext == "html" else {"lines": 4, "last": "  "},
+                    )
                 )
                 pieces = missed.split(_WHY_SLOT)
                 missed = pieces[0] + "".join(
@@ -244,9 +252,9 @@ class DigestRenderer:
             seen = tuple((a.query, tuple(p.id for p in a.papers)) for a in alerts)
             tail.append(self._cached(("alerts", ext, seen), "_alerts", ext, self._alerts, alerts))
         tail.append(self._footer(ext, footer))
-        return "".join(head), "".join(tail)
+        return head, tail
 
-    def _sections(self, digest: Digest, ext: str, cap: int | None, full: int | None) -> str:
+    def _sections(self, digest: Digest, ext: str, cap: int | None, full: int | None) -> list[str]:
         labels = self._labels(digest.as_of)
         out = []
         for i, section in enumerate(digest.sections):
@@ -254,8 +262,8 @@ class DigestRenderer:
                 continue
             collapsed = full is not None and i >= full
             papers = () if collapsed else section.papers[:cap]
-            out.append(self._section_in(digest, ext, section, papers, collapsed, labels))
-        return "".join(out)
+            out += self._section_in(digest, ext, section, papers, collapsed, labels)
+        return out
 
     def _section_in(
         self,
@@ -265,7 +273,7 @@ class DigestRenderer:
         papers: tuple[DigestPaper, ...],
         collapsed: bool,
         labels: list[str],
-    ) -> str:
+    ) -> list[str]:
         hits = tuple(p.id in section.alert_hits for p in papers)
         key = (
             "section", ext, digest.week, section.slug, tuple(p.id for p in papers), hits,
@@ -287,18 +295,19 @@ class DigestRenderer:
         context: Callable[..., dict[str, Any]],
         args: tuple[Any, ...],
         shape: dict[str, Any],
-    ) -> str:
-        """The fragment `key`, from its frame and rows when all were seen in an earlier
-        fragment (digests/rows.py), else rendered and cut into them for later ones."""
+    ) -> list[str]:
+        """The fragment `key` in pieces to join: from its frame and rows when all were
+        seen in an earlier fragment (digests/rows.py), else rendered and cut into them
+        for later ones."""
         found = self._cache.get(key)
         if found is not None:
             self._cache.move_to_end(key)
-            return found
+            return [found]
         frame = self._frames.get(frame_key)
         if frame is not None:
             rows = [self._rows.get(k) for k in row_keys]
             if all(r is not None for r in rows):
-                return frame[0] + "".join(r for r in rows if r is not None) + frame[1]
+                return [frame[0], *(r for r in rows if r is not None), frame[1]]
         ext = frame_key[0]
         fragment = self._cached(key, name, ext, context, *args)
         cut = split(fragment, ext, len(row_keys), **shape)
@@ -306,19 +315,34 @@ class DigestRenderer:
             before, rendered, after = cut
             self._frames[frame_key] = (before, after)
             self._rows.update(zip(row_keys, rendered, strict=True))
-        return fragment
+            self._keep_cut(before, after, *rendered)
+        return [fragment]
+
+    def _keep_cut(self, *kept: str) -> None:
+        for fragment in kept:
+            self._cut[fragment] = tuple(fragment.split(_REACT_SLOT))
+
+    def _filled(self, fragments: list[str], react: str) -> str:
+        """`fragments` joined, the reader's react token in every slot: kept fragments
+        by their cut pieces, any other (filled in per reader) by a search."""
+        out = []
+        for fragment in fragments:
+            pieces = self._cut.get(fragment)
+            out.append(
+                react.join(pieces) if pieces is not None else fragment.replace(_REACT_SLOT, react)
+            )
+        return "".join(out)
 
     def _shell(self, week: str) -> tuple[str, str]:
-        """The page around the body, rendered once per week and split at the body."""
-        key = ("shell", week)
-        found = self._cache.get(key)
+        """The page around the body (ASCII), rendered once per week, cut at the body."""
+        found = self._shells.get(week)
         if found is None:
             shell = _template("email/digest.html.j2")
             # Every part is the output of an autoescaped template, so it is markup already.
-            found = shell.render(week=week, body=Markup(_BODY_SLOT))  # noqa: S704
-            self._cache[key] = found
-        before, _, after = found.partition(_BODY_SLOT)
-        return before, after
+            page = shell.render(week=week, body=Markup(_BODY_SLOT))  # noqa: S704
+            before, _, after = _ascii(page).partition(_BODY_SLOT)
+            found = self._shells[week] = (before, after)
+        return found
 
     def _footer(self, ext: str, footer: dict[str, str]) -> str:
         # Render (and inline) the footer once with placeholder slots, then fill in this
@@ -356,8 +380,11 @@ class DigestRenderer:
 
     def _remember(self, key: tuple[Any, ...], fragment: str) -> None:
         self._cache[key] = fragment
+        self._keep_cut(fragment)
         if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+            _, dropped = self._cache.popitem(last=False)
+            # An equal fragment kept elsewhere only falls back to the search.
+            self._cut.pop(dropped, None)
 
     def _spikes(
         self,
