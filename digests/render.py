@@ -7,29 +7,28 @@ one-line "view all" entries until it fits.
 
 A topic's section looks the same for everyone who follows it (unless their alerts
 reorder it), so `DigestRenderer` renders and inlines each fragment once per run and
-reuses it from a bounded LRU cache: memory stays flat in the number of recipients.
+reuses it (digests/fragments.py): memory stays flat in the number of recipients.
 """
 
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from email.utils import parseaddr
 from typing import Any
 
-from jinja2 import Template
 from markupsafe import Markup, escape
 
 from bot.catalog.emerging import Emerging
 from bot.catalog.momentum import Momentum, chart_weeks, momentum_line
 from bot.outbox.payloads import EmailPayload
-from bot.templating import environment, read_static
 from digests.build import AlertInfo, Digest, DigestPaper, MissedPaper, SpikeItem, TopicSection
+from digests.fragments import REACT_SLOT as _REACT_SLOT
+from digests.fragments import Fragments, ascii_html, template
+from digests.fragments import render_fragment as _render
 from digests.links import DigestLinks
-from digests.rows import split
 
 MAX_HTML_BYTES = 80_000
 CHART_HEIGHT_PX = 28
@@ -39,9 +38,6 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 _FIT_LADDER = ((None, None), (3, None), (3, 12), (3, 6), (2, 3), (0, 0))
 
 
-# Stands for the recipient's react token in the shared, cached fragments; each digest
-# puts its own token in with one replace (links stay per person, fragments stay shared).
-_REACT_SLOT = "ptslot3react"
 _BODY_SLOT = "ptslotbody"
 _WHY_SLOT = "ptslotwhy"
 _FOOTER_SLOTS = {
@@ -49,16 +45,6 @@ _FOOTER_SLOTS = {
     "manage_url": "ptslot1manage",
     "unsubscribe_url": "ptslot2unsubscribe",
 }
-
-
-@functools.cache
-def _inline() -> Callable[[str], str]:
-    # css_inline is imported on first render, not when a command merely imports digests.
-    import css_inline
-
-    inliner = css_inline.CSSInliner(load_remote_stylesheets=False)
-    css = read_static("email/digest.css")
-    return lambda html: _ascii(str(inliner.inline_fragment(html, css)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,22 +70,16 @@ class DigestRenderer:
     ) -> None:
         self.links = links
         self.identity = identity
-        self._cache: OrderedDict[tuple[Any, ...], str] = OrderedDict()
-        self._cache_size = cache_size
+        # One run's fragments (digests/fragments.py); the aliases keep call sites short.
+        self._fragments = Fragments(cache_size)
+        self._frames, self._rows = self._fragments.frames, self._fragments.rows
+        self._cached, self._assembled = self._fragments.cached, self._fragments.assembled
+        self._filled, self._keep_rows = self._fragments.filled, self._fragments.keep_rows
         self._labels_of: dict[tuple[str, datetime], list[str]] = {}
         # A paper's template data is the same in every digest of the run (the reader's
         # token is a slot): built once, as ranked sections miss the section cache.
         self._papers: dict[tuple[DigestPaper, bool], dict[str, Any]] = {}
-        # Ranked sections are assembled from these (digests/rows.py): a section's frame
-        # by (ext, week, slug, rows, total, collapsed), a row by (ext, week, paper id,
-        # alert hit); the missed section's likewise, its rows by (ext, "missed", week,
-        # paper id).
-        self._frames: dict[tuple[Any, ...], tuple[str, str]] = {}
-        self._rows: dict[tuple[Any, ...], str] = {}
         self._slots: dict[tuple[Any, ...], tuple[str, str]] = {}  # missed rows, at the slot
-        # Every kept fragment (cached, frame or row) cut at the react slot, so a digest
-        # fills its token in with joins instead of a search through the whole mail.
-        self._cut: dict[str, tuple[str, ...]] = {}
         self._shells: dict[str, tuple[str, str]] = {}
 
     def render(self, digest: Digest) -> EmailPayload:
@@ -181,14 +161,6 @@ class DigestRenderer:
             before, _, after = row.partition(_WHY_SLOT)
             found = self._slots[key] = (before, after)
         return found
-
-    def _keep_rows(
-        self, fragment: str, ext: str, keys: list[tuple[Any, ...]], shape: dict[str, Any]
-    ) -> None:
-        cut = split(fragment, ext, len(keys), **shape)
-        if cut is not None:
-            self._rows.update(zip(keys, cut[1], strict=True))
-            self._keep_cut(*cut[1])
 
     def _parts(
         self, digest: Digest, ext: str, footer: dict[str, str]
@@ -286,61 +258,14 @@ class DigestRenderer:
         rows = [(ext, digest.week, p.id, hit) for p, hit in zip(papers, hits, strict=True)]
         return self._assembled(key, frame, rows, "_section", self._section, parts, {})
 
-    def _assembled(
-        self,
-        key: tuple[Any, ...],
-        frame_key: tuple[Any, ...],
-        row_keys: list[tuple[Any, ...]],
-        name: str,
-        context: Callable[..., dict[str, Any]],
-        args: tuple[Any, ...],
-        shape: dict[str, Any],
-    ) -> list[str]:
-        """The fragment `key` in pieces to join: from its frame and rows when all were
-        seen in an earlier fragment (digests/rows.py), else rendered and cut into them
-        for later ones."""
-        found = self._cache.get(key)
-        if found is not None:
-            self._cache.move_to_end(key)
-            return [found]
-        frame = self._frames.get(frame_key)
-        if frame is not None:
-            rows = [self._rows.get(k) for k in row_keys]
-            if all(r is not None for r in rows):
-                return [frame[0], *(r for r in rows if r is not None), frame[1]]
-        ext = frame_key[0]
-        fragment = self._cached(key, name, ext, context, *args)
-        cut = split(fragment, ext, len(row_keys), **shape)
-        if cut is not None:
-            before, rendered, after = cut
-            self._frames[frame_key] = (before, after)
-            self._rows.update(zip(row_keys, rendered, strict=True))
-            self._keep_cut(before, after, *rendered)
-        return [fragment]
-
-    def _keep_cut(self, *kept: str) -> None:
-        for fragment in kept:
-            self._cut[fragment] = tuple(fragment.split(_REACT_SLOT))
-
-    def _filled(self, fragments: list[str], react: str) -> str:
-        """`fragments` joined, the reader's react token in every slot: kept fragments
-        by their cut pieces, any other (filled in per reader) by a search."""
-        out = []
-        for fragment in fragments:
-            pieces = self._cut.get(fragment)
-            out.append(
-                react.join(pieces) if pieces is not None else fragment.replace(_REACT_SLOT, react)
-            )
-        return "".join(out)
-
     def _shell(self, week: str) -> tuple[str, str]:
         """The page around the body (ASCII), rendered once per week, cut at the body."""
         found = self._shells.get(week)
         if found is None:
-            shell = _template("email/digest.html.j2")
+            shell = template("email/digest.html.j2")
             # Every part is the output of an autoescaped template, so it is markup already.
             page = shell.render(week=week, body=Markup(_BODY_SLOT))  # noqa: S704
-            before, _, after = _ascii(page).partition(_BODY_SLOT)
+            before, _, after = ascii_html(page).partition(_BODY_SLOT)
             found = self._shells[week] = (before, after)
         return found
 
@@ -360,31 +285,6 @@ class DigestRenderer:
         if found is None:
             found = self._labels_of[key] = [_day(w) for w in chart_weeks(as_of)]
         return found
-
-    def _cached(
-        self,
-        key: tuple[Any, ...],
-        name: str,
-        ext: str,
-        context: Callable[..., dict[str, Any]],
-        *args: Any,
-    ) -> str:
-        # `context(*args)` builds the template's data only on a miss.
-        found = self._cache.get(key)
-        if found is not None:
-            self._cache.move_to_end(key)
-            return found
-        fragment = _render(name, ext, context(*args))
-        self._remember(key, fragment)
-        return fragment
-
-    def _remember(self, key: tuple[Any, ...], fragment: str) -> None:
-        self._cache[key] = fragment
-        self._keep_cut(fragment)
-        if len(self._cache) > self._cache_size:
-            _, dropped = self._cache.popitem(last=False)
-            # An equal fragment kept elsewhere only falls back to the search.
-            self._cut.pop(dropped, None)
 
     def _spikes(
         self,
@@ -485,18 +385,6 @@ def subject_of(digest: Digest) -> str:
     return f"{head}: {total} new {papers} in your topics"
 
 
-@functools.cache
-def _template(name: str) -> Template:
-    # Looked up once per process: jinja2's own cache would stat the file on every render.
-    return environment().get_template(name)
-
-
-def _render(name: str, ext: str, context: dict[str, Any]) -> str:
-    if ext == "txt":
-        return _template(f"email/{name}.txt.j2").render(**context)
-    return _inline()(_template(f"email/{name}.html.j2").render(**context))
-
-
 @functools.lru_cache(maxsize=16)
 def _domain_of(mail_from: str) -> str:
     return parseaddr(mail_from)[1].rpartition("@")[2] or "localhost"
@@ -505,17 +393,10 @@ def _domain_of(mail_from: str) -> str:
 def _text_html(text: str) -> str:
     """`text` escaped as the CSS inliner writes a text node (no quotes escaped), then
     made ASCII like every inlined fragment."""
-    return _ascii(
+    return ascii_html(
         text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         .replace("\xa0", "&nbsp;")
     )  # fmt: skip
-
-
-def _ascii(html: str) -> str:
-    """`html` with every non-ASCII character as a character reference: the same page,
-    and a one-byte-per-character string, so each digest's slot filling, size check
-    and encoding run on half the memory of a string holding a dash or an accent."""
-    return html if html.isascii() else html.encode("ascii", "xmlcharrefreplace").decode()
 
 
 def _size(html: str) -> int:
