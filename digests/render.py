@@ -7,29 +7,28 @@ one-line "view all" entries until it fits.
 
 A topic's section looks the same for everyone who follows it (unless their alerts
 reorder it), so `DigestRenderer` renders and inlines each fragment once per run and
-reuses it from a bounded LRU cache: memory stays flat in the number of recipients.
+reuses it (digests/fragments.py): memory stays flat in the number of recipients.
 """
 
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from email.utils import parseaddr
 from typing import Any
 
-from jinja2 import Template
 from markupsafe import Markup, escape
 
 from bot.catalog.emerging import Emerging
 from bot.catalog.momentum import Momentum, chart_weeks, momentum_line
 from bot.outbox.payloads import EmailPayload
-from bot.templating import environment, read_static
 from digests.build import AlertInfo, Digest, DigestPaper, MissedPaper, SpikeItem, TopicSection
+from digests.fragments import REACT_SLOT as _REACT_SLOT
+from digests.fragments import Fragments, ascii_html, template
+from digests.fragments import render_fragment as _render
 from digests.links import DigestLinks
-from digests.rows import split
 
 MAX_HTML_BYTES = 80_000
 CHART_HEIGHT_PX = 28
@@ -39,9 +38,6 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 _FIT_LADDER = ((None, None), (3, None), (3, 12), (3, 6), (2, 3), (0, 0))
 
 
-# Stands for the recipient's react token in the shared, cached fragments; each digest
-# puts its own token in with one replace (links stay per person, fragments stay shared).
-_REACT_SLOT = "ptslot3react"
 _BODY_SLOT = "ptslotbody"
 _WHY_SLOT = "ptslotwhy"
 _FOOTER_SLOTS = {
@@ -49,16 +45,6 @@ _FOOTER_SLOTS = {
     "manage_url": "ptslot1manage",
     "unsubscribe_url": "ptslot2unsubscribe",
 }
-
-
-@functools.cache
-def _inline() -> Callable[[str], str]:
-    # css_inline is imported on first render, not when a command merely imports digests.
-    import css_inline
-
-    inliner = css_inline.CSSInliner(load_remote_stylesheets=False)
-    css = read_static("email/digest.css")
-    return lambda html: str(inliner.inline_fragment(html, css))
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,19 +70,17 @@ class DigestRenderer:
     ) -> None:
         self.links = links
         self.identity = identity
-        self._cache: OrderedDict[tuple[Any, ...], str] = OrderedDict()
-        self._cache_size = cache_size
+        # One run's fragments (digests/fragments.py); the aliases keep call sites short.
+        self._fragments = Fragments(cache_size)
+        self._frames, self._rows = self._fragments.frames, self._fragments.rows
+        self._cached, self._assembled = self._fragments.cached, self._fragments.assembled
+        self._filled, self._keep_rows = self._fragments.filled, self._fragments.keep_rows
         self._labels_of: dict[tuple[str, datetime], list[str]] = {}
         # A paper's template data is the same in every digest of the run (the reader's
         # token is a slot): built once, as ranked sections miss the section cache.
         self._papers: dict[tuple[DigestPaper, bool], dict[str, Any]] = {}
-        # Ranked sections are assembled from these (digests/rows.py): a section's frame
-        # by (ext, week, slug, rows, total, collapsed), a row by (ext, week, paper id,
-        # alert hit); the missed section's likewise, its rows by (ext, "missed", week,
-        # paper id).
-        self._frames: dict[tuple[Any, ...], tuple[str, str]] = {}
-        self._rows: dict[tuple[Any, ...], str] = {}
         self._slots: dict[tuple[Any, ...], tuple[str, str]] = {}  # missed rows, at the slot
+        self._shells: dict[str, tuple[str, str]] = {}
 
     def render(self, digest: Digest) -> EmailPayload:
         """The email payload `{"to", "subject", "text", "html", "headers"}` of one digest."""
@@ -109,17 +93,16 @@ class DigestRenderer:
         }
         head_html, tail_html = self._parts(digest, "html", footer)
         react = self.links.react_token(recipient)
+        before, after = self._shell(digest.week)
         html = ""
         for cap, full in _FIT_LADDER:
             sections = self._sections(digest, "html", cap, full)
-            html = (head_html + sections + tail_html).replace(_REACT_SLOT, react)
-            if len(html.encode("utf-8")) <= MAX_HTML_BYTES:
+            html = self._filled([before, *head_html, *sections, *tail_html, after], react)
+            if _size(html) - len(before) - len(after) <= MAX_HTML_BYTES:  # the body's
                 break
-        before, after = self._shell(digest.week)
-        html = before + html + after
         head_text, tail_text = self._parts(digest, "txt", footer)
-        text = head_text + self._sections(digest, "txt", None, None) + tail_text
-        text = text.replace(_REACT_SLOT, react)
+        sections = self._sections(digest, "txt", None, None)
+        text = self._filled([*head_text, *sections, *tail_text], react)
         mailto = self.links.unsubscribe_mailto(recipient)
         return {
             "to": recipient.email,
@@ -179,14 +162,9 @@ class DigestRenderer:
             found = self._slots[key] = (before, after)
         return found
 
-    def _keep_rows(
-        self, fragment: str, ext: str, keys: list[tuple[Any, ...]], shape: dict[str, Any]
-    ) -> None:
-        cut = split(fragment, ext, len(keys), **shape)
-        if cut is not None:
-            self._rows.update(zip(keys, cut[1], strict=True))
-
-    def _parts(self, digest: Digest, ext: str, footer: dict[str, str]) -> tuple[str, str]:
+    def _parts(
+        self, digest: Digest, ext: str, footer: dict[str, str]
+    ) -> tuple[list[str], list[str]]:
         week, universe = digest.week, digest.universe
         monday = digest.as_of - timedelta(days=7)
         intro = {
@@ -225,14 +203,16 @@ class DigestRenderer:
                 missed = frame[0] + body + frame[1]
             else:
                 slotted = tuple(MissedPaper(m.paper, _WHY_SLOT) for m in digest.missed)
-                missed = self._assembled(
-                    ("missed", ext, tuple(m.paper.id for m in digest.missed)),
-                    (ext, "missed", len(slotted)),
-                    row_keys,
-                    "_missed",
-                    self._missed,
-                    (slotted,),
-                    {} if ext == "html" else {"lines": 4, "last": "  "},
+                missed = "".join(
+                    self._assembled(
+                        ("missed", ext, tuple(m.paper.id for m in digest.missed)),
+                        (ext, "missed", len(slotted)),
+                        row_keys,
+                        "_missed",
+                        self._missed,
+                        (slotted,),
+                        {} if ext == "html" else {"lines": 4, "last": "  "},
+                    )
                 )
                 pieces = missed.split(_WHY_SLOT)
                 missed = pieces[0] + "".join(
@@ -244,9 +224,9 @@ class DigestRenderer:
             seen = tuple((a.query, tuple(p.id for p in a.papers)) for a in alerts)
             tail.append(self._cached(("alerts", ext, seen), "_alerts", ext, self._alerts, alerts))
         tail.append(self._footer(ext, footer))
-        return "".join(head), "".join(tail)
+        return head, tail
 
-    def _sections(self, digest: Digest, ext: str, cap: int | None, full: int | None) -> str:
+    def _sections(self, digest: Digest, ext: str, cap: int | None, full: int | None) -> list[str]:
         labels = self._labels(digest.as_of)
         out = []
         for i, section in enumerate(digest.sections):
@@ -254,8 +234,8 @@ class DigestRenderer:
                 continue
             collapsed = full is not None and i >= full
             papers = () if collapsed else section.papers[:cap]
-            out.append(self._section_in(digest, ext, section, papers, collapsed, labels))
-        return "".join(out)
+            out += self._section_in(digest, ext, section, papers, collapsed, labels)
+        return out
 
     def _section_in(
         self,
@@ -265,7 +245,7 @@ class DigestRenderer:
         papers: tuple[DigestPaper, ...],
         collapsed: bool,
         labels: list[str],
-    ) -> str:
+    ) -> list[str]:
         hits = tuple(p.id in section.alert_hits for p in papers)
         key = (
             "section", ext, digest.week, section.slug, tuple(p.id for p in papers), hits,
@@ -278,47 +258,16 @@ class DigestRenderer:
         rows = [(ext, digest.week, p.id, hit) for p, hit in zip(papers, hits, strict=True)]
         return self._assembled(key, frame, rows, "_section", self._section, parts, {})
 
-    def _assembled(
-        self,
-        key: tuple[Any, ...],
-        frame_key: tuple[Any, ...],
-        row_keys: list[tuple[Any, ...]],
-        name: str,
-        context: Callable[..., dict[str, Any]],
-        args: tuple[Any, ...],
-        shape: dict[str, Any],
-    ) -> str:
-        """The fragment `key`, from its frame and rows when all were seen in an earlier
-        fragment (digests/rows.py), else rendered and cut into them for later ones."""
-        found = self._cache.get(key)
-        if found is not None:
-            self._cache.move_to_end(key)
-            return found
-        frame = self._frames.get(frame_key)
-        if frame is not None:
-            rows = [self._rows.get(k) for k in row_keys]
-            if all(r is not None for r in rows):
-                return frame[0] + "".join(r for r in rows if r is not None) + frame[1]
-        ext = frame_key[0]
-        fragment = self._cached(key, name, ext, context, *args)
-        cut = split(fragment, ext, len(row_keys), **shape)
-        if cut is not None:
-            before, rendered, after = cut
-            self._frames[frame_key] = (before, after)
-            self._rows.update(zip(row_keys, rendered, strict=True))
-        return fragment
-
     def _shell(self, week: str) -> tuple[str, str]:
-        """The page around the body, rendered once per week and split at the body."""
-        key = ("shell", week)
-        found = self._cache.get(key)
+        """The page around the body (ASCII), rendered once per week, cut at the body."""
+        found = self._shells.get(week)
         if found is None:
-            shell = _template("email/digest.html.j2")
+            shell = template("email/digest.html.j2")
             # Every part is the output of an autoescaped template, so it is markup already.
-            found = shell.render(week=week, body=Markup(_BODY_SLOT))  # noqa: S704
-            self._cache[key] = found
-        before, _, after = found.partition(_BODY_SLOT)
-        return before, after
+            page = shell.render(week=week, body=Markup(_BODY_SLOT))  # noqa: S704
+            before, _, after = ascii_html(page).partition(_BODY_SLOT)
+            found = self._shells[week] = (before, after)
+        return found
 
     def _footer(self, ext: str, footer: dict[str, str]) -> str:
         # Render (and inline) the footer once with placeholder slots, then fill in this
@@ -336,28 +285,6 @@ class DigestRenderer:
         if found is None:
             found = self._labels_of[key] = [_day(w) for w in chart_weeks(as_of)]
         return found
-
-    def _cached(
-        self,
-        key: tuple[Any, ...],
-        name: str,
-        ext: str,
-        context: Callable[..., dict[str, Any]],
-        *args: Any,
-    ) -> str:
-        # `context(*args)` builds the template's data only on a miss.
-        found = self._cache.get(key)
-        if found is not None:
-            self._cache.move_to_end(key)
-            return found
-        fragment = _render(name, ext, context(*args))
-        self._remember(key, fragment)
-        return fragment
-
-    def _remember(self, key: tuple[Any, ...], fragment: str) -> None:
-        self._cache[key] = fragment
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
 
     def _spikes(
         self,
@@ -458,29 +385,23 @@ def subject_of(digest: Digest) -> str:
     return f"{head}: {total} new {papers} in your topics"
 
 
-@functools.cache
-def _template(name: str) -> Template:
-    # Looked up once per process: jinja2's own cache would stat the file on every render.
-    return environment().get_template(name)
-
-
-def _render(name: str, ext: str, context: dict[str, Any]) -> str:
-    if ext == "txt":
-        return _template(f"email/{name}.txt.j2").render(**context)
-    return _inline()(_template(f"email/{name}.html.j2").render(**context))
-
-
 @functools.lru_cache(maxsize=16)
 def _domain_of(mail_from: str) -> str:
     return parseaddr(mail_from)[1].rpartition("@")[2] or "localhost"
 
 
 def _text_html(text: str) -> str:
-    """`text` escaped as the CSS inliner writes a text node (no quotes escaped)."""
-    return (
+    """`text` escaped as the CSS inliner writes a text node (no quotes escaped), then
+    made ASCII like every inlined fragment."""
+    return ascii_html(
         text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         .replace("\xa0", "&nbsp;")
     )  # fmt: skip
+
+
+def _size(html: str) -> int:
+    """Bytes of `html` in UTF-8 (`len` when ASCII, as inlined fragments are)."""
+    return len(html) if html.isascii() else len(html.encode("utf-8"))
 
 
 def _day(instant: datetime) -> str:

@@ -39,7 +39,7 @@ def test_assembled_mails_equal_mails_rendered_alone() -> None:
         )
         digest = build_digest(reader_data, week, papers_per_topic=3)
         assert digest is not None
-        before = len(shared._cache)
+        before = len(shared._fragments)
         got = shared.render(digest)
         alone = DigestRenderer(links=LINKS, identity=IDENTITY).render(digest)
         assert got == alone
@@ -48,7 +48,7 @@ def test_assembled_mails_equal_mails_rendered_alone() -> None:
         for ext, part in (("html", "html"), ("txt", "text")):
             direct = _render("_missed", ext, shared._missed(missed)).replace(_REACT_SLOT, token)
             assert direct in got[part]  # type: ignore[literal-required]
-        assembled += len(shared._cache) == before  # nothing new rendered: assembled
+        assembled += len(shared._fragments) == before  # nothing new rendered: assembled
     assert assembled > 0
 
 
