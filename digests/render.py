@@ -7,58 +7,41 @@ one-line "view all" entries until it fits.
 
 A topic's section looks the same for everyone who follows it (unless their alerts
 reorder it), so `DigestRenderer` renders and inlines each fragment once per run and
-reuses it from a bounded LRU cache: memory stays flat in the number of recipients.
+reuses it (digests/fragments.py): memory stays flat in the number of recipients.
+Here: the page shell, the head (intro, spikes, rising phrases), the alerts and footer,
+and fitting the HTML; topic sections are digests/sections.py's, "You may have missed"
+digests/missed.py's, and every template's data digests/context.py's.
 """
 
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
 from email.utils import parseaddr
-from typing import Any
 
-from jinja2 import Template
 from markupsafe import Markup, escape
 
-from bot.catalog.emerging import Emerging
-from bot.catalog.momentum import Momentum, chart_weeks, momentum_line
 from bot.outbox.payloads import EmailPayload
-from bot.templating import environment, read_static
-from digests.build import AlertInfo, Digest, DigestPaper, MissedPaper, SpikeItem, TopicSection
+from digests.build import Digest
+from digests.context import TemplateData, day, one_line
+from digests.fragments import Fragments, ascii_html, template
 from digests.links import DigestLinks
-from digests.rows import split
+from digests.missed import MissedSection
+from digests.sections import TopicSections
 
 MAX_HTML_BYTES = 80_000
-CHART_HEIGHT_PX = 28
-_MAX_AUTHORS = 3
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 # Ways to shrink a digest that is too big, mildest first: (papers per topic, full sections).
 _FIT_LADDER = ((None, None), (3, None), (3, 12), (3, 6), (2, 3), (0, 0))
 
 
-# Stands for the recipient's react token in the shared, cached fragments; each digest
-# puts its own token in with one replace (links stay per person, fragments stay shared).
-_REACT_SLOT = "ptslot3react"
 _BODY_SLOT = "ptslotbody"
-_WHY_SLOT = "ptslotwhy"
 _FOOTER_SLOTS = {
     "email": "ptslot0email",
     "manage_url": "ptslot1manage",
     "unsubscribe_url": "ptslot2unsubscribe",
 }
-
-
-@functools.cache
-def _inline() -> Callable[[str], str]:
-    # css_inline is imported on first render, not when a command merely imports digests.
-    import css_inline
-
-    inliner = css_inline.CSSInliner(load_remote_stylesheets=False)
-    css = read_static("email/digest.css")
-    return lambda html: str(inliner.inline_fragment(html, css))
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,19 +67,12 @@ class DigestRenderer:
     ) -> None:
         self.links = links
         self.identity = identity
-        self._cache: OrderedDict[tuple[Any, ...], str] = OrderedDict()
-        self._cache_size = cache_size
-        self._labels_of: dict[tuple[str, datetime], list[str]] = {}
-        # A paper's template data is the same in every digest of the run (the reader's
-        # token is a slot): built once, as ranked sections miss the section cache.
-        self._papers: dict[tuple[DigestPaper, bool], dict[str, Any]] = {}
-        # Ranked sections are assembled from these (digests/rows.py): a section's frame
-        # by (ext, week, slug, rows, total, collapsed), a row by (ext, week, paper id,
-        # alert hit); the missed section's likewise, its rows by (ext, "missed", week,
-        # paper id).
-        self._frames: dict[tuple[Any, ...], tuple[str, str]] = {}
-        self._rows: dict[tuple[Any, ...], str] = {}
-        self._slots: dict[tuple[Any, ...], tuple[str, str]] = {}  # missed rows, at the slot
+        # One run's fragments (digests/fragments.py), shared by every part of a digest.
+        self._fragments = Fragments(cache_size)
+        self._data = TemplateData(links)
+        self._sections = TopicSections(self._fragments, self._data)
+        self._missed = MissedSection(self._fragments, self._data)
+        self._shells: dict[str, tuple[str, str]] = {}
 
     def render(self, digest: Digest) -> EmailPayload:
         """The email payload `{"to", "subject", "text", "html", "headers"}` of one digest."""
@@ -109,17 +85,16 @@ class DigestRenderer:
         }
         head_html, tail_html = self._parts(digest, "html", footer)
         react = self.links.react_token(recipient)
+        before, after = self._shell(digest.week)
         html = ""
         for cap, full in _FIT_LADDER:
-            sections = self._sections(digest, "html", cap, full)
-            html = (head_html + sections + tail_html).replace(_REACT_SLOT, react)
-            if len(html.encode("utf-8")) <= MAX_HTML_BYTES:
+            sections = self._sections.render(digest, "html", cap, full)
+            html = self._fragments.filled([before, *head_html, *sections, *tail_html, after], react)
+            if _size(html) - len(before) - len(after) <= MAX_HTML_BYTES:  # the body's
                 break
-        before, after = self._shell(digest.week)
-        html = before + html + after
         head_text, tail_text = self._parts(digest, "txt", footer)
-        text = head_text + self._sections(digest, "txt", None, None) + tail_text
-        text = text.replace(_REACT_SLOT, react)
+        sections = self._sections.render(digest, "txt", None, None)
+        text = self._fragments.filled([*head_text, *sections, *tail_text], react)
         mailto = self.links.unsubscribe_mailto(recipient)
         return {
             "to": recipient.email,
@@ -139,65 +114,23 @@ class DigestRenderer:
         section for each reader who first shows a paper: ranked digests order and pick
         papers per reader, so most of their sections are assembled from rows."""
         for ext in ("html", "txt"):
-            sections: dict[tuple[str, str, bool], tuple[Digest, TopicSection, dict[str, Any]]] = {}
-            missed: dict[str, tuple[Digest, dict[str, DigestPaper]]] = {}
-            for d in digests:
-                for s in d.sections:
-                    for p in s.papers:
-                        hit = p.id in s.alert_hits
-                        if (ext, d.week, p.id, hit) not in self._rows:
-                            sections.setdefault((d.week, s.slug, hit), (d, s, {}))[2][p.id] = p
-                for m in d.missed:
-                    if (ext, "missed", d.week, m.paper.id) not in self._rows:
-                        missed.setdefault(d.week, (d, {}))[1][m.paper.id] = m.paper
-            for (week, _slug, hit), (d, s, found) in sections.items():
-                rows = tuple(found.values())
-                whole = replace(
-                    s,
-                    papers=rows,
-                    alert_hits=frozenset(found) if hit else frozenset(),
-                    total=max(s.total, len(rows)),
-                )
-                labels = self._labels(d.as_of)
-                context = self._section(whole, rows, False, labels, d.universe)
-                keys: list[tuple[Any, ...]] = [(ext, week, p.id, hit) for p in rows]
-                self._keep_rows(_render("_section", ext, context), ext, keys, {})
-            for week, (_d, papers) in missed.items():
-                slotted = tuple(MissedPaper(p, _WHY_SLOT) for p in papers.values())
-                keys = [(ext, "missed", week, p.id) for p in papers.values()]
-                shape = {} if ext == "html" else {"lines": 4, "last": "  "}
-                self._keep_rows(_render("_missed", ext, self._missed(slotted)), ext, keys, shape)
+            self._sections.warm(digests, ext)
+            self._missed.warm(digests, ext)
 
-    def _slotted(self, key: tuple[Any, ...]) -> tuple[str, str] | None:
-        """A missed row, cut at its reason's slot (None: not rendered yet)."""
-        found = self._slots.get(key)
-        if found is None:
-            row = self._rows.get(key)
-            if row is None or row.count(_WHY_SLOT) != 1:
-                return None
-            before, _, after = row.partition(_WHY_SLOT)
-            found = self._slots[key] = (before, after)
-        return found
-
-    def _keep_rows(
-        self, fragment: str, ext: str, keys: list[tuple[Any, ...]], shape: dict[str, Any]
-    ) -> None:
-        cut = split(fragment, ext, len(keys), **shape)
-        if cut is not None:
-            self._rows.update(zip(keys, cut[1], strict=True))
-
-    def _parts(self, digest: Digest, ext: str, footer: dict[str, str]) -> tuple[str, str]:
+    def _parts(
+        self, digest: Digest, ext: str, footer: dict[str, str]
+    ) -> tuple[list[str], list[str]]:
         week, universe = digest.week, digest.universe
         monday = digest.as_of - timedelta(days=7)
         intro = {
             "week": week,
-            "week_label": f"Week of {_day(monday)}, {monday.year}",
+            "week_label": f"Week of {day(monday)}, {monday.year}",
             "universe": universe,
             "quiet": digest.quiet,
             "follows_nothing": digest.follows_nothing,
         }
-        head = [self._cached(("intro", ext, *intro.values()), "_intro", ext, dict, intro)]
-        labels = self._labels(digest.as_of)
+        head = [self._fragments.cached(("intro", ext, *intro.values()), "_intro", ext, dict, intro)]
+        labels = self._data.labels(digest.as_of)
         for heading, items, with_chart in (
             ("Spiking in your topics", digest.followed_spikes, True),
             ("Spiking elsewhere: you may want to follow", digest.suggestions, False),
@@ -205,236 +138,48 @@ class DigestRenderer:
             if items:
                 key = ("spikes", ext, week, heading, tuple(s.slug for s in items))
                 spikes = (heading, items, with_chart, labels, universe)
-                head.append(self._cached(key, "_spikes", ext, self._spikes, *spikes))
+                head.append(self._fragments.cached(key, "_spikes", ext, self._data.spikes, *spikes))
         if digest.emerging:
             rising = ("emerging", ext, week, tuple(e.words for e in digest.emerging))
-            head.append(self._cached(rising, "_emerging", ext, self._emerging, digest.emerging))
+            head.append(
+                self._fragments.cached(
+                    rising, "_emerging", ext, self._data.emerging, digest.emerging
+                )
+            )
         tail = []
         if digest.missed:
-            # Readers who share interests often get the same picks: cached like sections.
-            # Rendered with a slot for each reason (a reader's own words), so its
-            # rows are the papers' alone and are shared between readers.
-            reasons = [m.reason if ext == "txt" else _text_html(m.reason) for m in digest.missed]
-            row_keys = [(ext, "missed", digest.week, m.paper.id) for m in digest.missed]
-            frame = self._frames.get((ext, "missed", len(row_keys)))
-            rows = [self._slotted(k) for k in row_keys]
-            if frame is not None and all(r is not None for r in rows):
-                # Each row split at its slot once per run, not the section per reader.
-                cut = [r for r in rows if r is not None]
-                body = "".join(a + why + b for (a, b), why in zip(cut, reasons, strict=True))
-                missed = frame[0] + body + frame[1]
-            else:
-                slotted = tuple(MissedPaper(m.paper, _WHY_SLOT) for m in digest.missed)
-                missed = self._assembled(
-                    ("missed", ext, tuple(m.paper.id for m in digest.missed)),
-                    (ext, "missed", len(slotted)),
-                    row_keys,
-                    "_missed",
-                    self._missed,
-                    (slotted,),
-                    {} if ext == "html" else {"lines": 4, "last": "  "},
-                )
-                pieces = missed.split(_WHY_SLOT)
-                missed = pieces[0] + "".join(
-                    r + p for r, p in zip(reasons, pieces[1:], strict=True)
-                )
-            tail.append(missed)
+            tail.append(self._missed.render(digest, ext))
         alerts = tuple(a for a in digest.alerts if a.papers)
         if alerts:
             seen = tuple((a.query, tuple(p.id for p in a.papers)) for a in alerts)
-            tail.append(self._cached(("alerts", ext, seen), "_alerts", ext, self._alerts, alerts))
+            tail.append(
+                self._fragments.cached(
+                    ("alerts", ext, seen), "_alerts", ext, self._data.alerts, alerts
+                )
+            )
         tail.append(self._footer(ext, footer))
-        return "".join(head), "".join(tail)
-
-    def _sections(self, digest: Digest, ext: str, cap: int | None, full: int | None) -> str:
-        labels = self._labels(digest.as_of)
-        out = []
-        for i, section in enumerate(digest.sections):
-            if not section.total and digest.quiet:
-                continue
-            collapsed = full is not None and i >= full
-            papers = () if collapsed else section.papers[:cap]
-            out.append(self._section_in(digest, ext, section, papers, collapsed, labels))
-        return "".join(out)
-
-    def _section_in(
-        self,
-        digest: Digest,
-        ext: str,
-        section: TopicSection,
-        papers: tuple[DigestPaper, ...],
-        collapsed: bool,
-        labels: list[str],
-    ) -> str:
-        hits = tuple(p.id in section.alert_hits for p in papers)
-        key = (
-            "section", ext, digest.week, section.slug, tuple(p.id for p in papers), hits,
-            section.total, collapsed,
-        )  # fmt: skip
-        frame = (ext, digest.week, section.slug, len(papers), section.total, collapsed)
-        parts = (section, papers, collapsed, labels, digest.universe)
-        # A paper is one object per week: its id and week name its row (hashing the
-        # paper itself would hash every field, per row, per reader).
-        rows = [(ext, digest.week, p.id, hit) for p, hit in zip(papers, hits, strict=True)]
-        return self._assembled(key, frame, rows, "_section", self._section, parts, {})
-
-    def _assembled(
-        self,
-        key: tuple[Any, ...],
-        frame_key: tuple[Any, ...],
-        row_keys: list[tuple[Any, ...]],
-        name: str,
-        context: Callable[..., dict[str, Any]],
-        args: tuple[Any, ...],
-        shape: dict[str, Any],
-    ) -> str:
-        """The fragment `key`, from its frame and rows when all were seen in an earlier
-        fragment (digests/rows.py), else rendered and cut into them for later ones."""
-        found = self._cache.get(key)
-        if found is not None:
-            self._cache.move_to_end(key)
-            return found
-        frame = self._frames.get(frame_key)
-        if frame is not None:
-            rows = [self._rows.get(k) for k in row_keys]
-            if all(r is not None for r in rows):
-                return frame[0] + "".join(r for r in rows if r is not None) + frame[1]
-        ext = frame_key[0]
-        fragment = self._cached(key, name, ext, context, *args)
-        cut = split(fragment, ext, len(row_keys), **shape)
-        if cut is not None:
-            before, rendered, after = cut
-            self._frames[frame_key] = (before, after)
-            self._rows.update(zip(row_keys, rendered, strict=True))
-        return fragment
+        return head, tail
 
     def _shell(self, week: str) -> tuple[str, str]:
-        """The page around the body, rendered once per week and split at the body."""
-        key = ("shell", week)
-        found = self._cache.get(key)
+        """The page around the body (ASCII), rendered once per week, cut at the body."""
+        found = self._shells.get(week)
         if found is None:
-            shell = _template("email/digest.html.j2")
+            shell = template("email/digest.html.j2")
             # Every part is the output of an autoescaped template, so it is markup already.
-            found = shell.render(week=week, body=Markup(_BODY_SLOT))  # noqa: S704
-            self._cache[key] = found
-        before, _, after = found.partition(_BODY_SLOT)
-        return before, after
+            page = shell.render(week=week, body=Markup(_BODY_SLOT))  # noqa: S704
+            before, _, after = ascii_html(page).partition(_BODY_SLOT)
+            found = self._shells[week] = (before, after)
+        return found
 
     def _footer(self, ext: str, footer: dict[str, str]) -> str:
         # Render (and inline) the footer once with placeholder slots, then fill in this
         # recipient's values, escaped exactly as autoescape would (HTML) or as they are
         # (text): no template run per recipient.
-        text = self._cached(("footer", ext), "_footer", ext, dict, _FOOTER_SLOTS)
+        text = self._fragments.cached(("footer", ext), "_footer", ext, dict, _FOOTER_SLOTS)
         for name, slot in _FOOTER_SLOTS.items():
             value = footer[name]
             text = text.replace(slot, value if ext == "txt" else str(escape(value)))
         return text
-
-    def _labels(self, as_of: datetime) -> list[str]:
-        key = ("labels", as_of)
-        found = self._labels_of.get(key)
-        if found is None:
-            found = self._labels_of[key] = [_day(w) for w in chart_weeks(as_of)]
-        return found
-
-    def _cached(
-        self,
-        key: tuple[Any, ...],
-        name: str,
-        ext: str,
-        context: Callable[..., dict[str, Any]],
-        *args: Any,
-    ) -> str:
-        # `context(*args)` builds the template's data only on a miss.
-        found = self._cache.get(key)
-        if found is not None:
-            self._cache.move_to_end(key)
-            return found
-        fragment = _render(name, ext, context(*args))
-        self._remember(key, fragment)
-        return fragment
-
-    def _remember(self, key: tuple[Any, ...], fragment: str) -> None:
-        self._cache[key] = fragment
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
-
-    def _spikes(
-        self,
-        heading: str,
-        items: tuple[SpikeItem, ...],
-        with_chart: bool,
-        labels: list[str],
-        universe: str,
-    ) -> dict[str, Any]:
-        spikes = [self._spike(s, labels, universe) for s in items]
-        return {"heading": heading, "with_chart": with_chart, "spikes": spikes}
-
-    def _emerging(self, items: tuple[Emerging, ...]) -> dict[str, Any]:
-        return {"items": [e.line for e in items], "url": self.links.emerging_url()}
-
-    def _spike(self, item: SpikeItem, labels: list[str], universe: str) -> dict[str, Any]:
-        return {
-            "name": item.name,
-            "url": self.links.topic_url(item.slug),
-            "line": momentum_line(item.momentum, universe),
-            "chart": _chart(item.momentum, labels),
-        }
-
-    def _section(
-        self,
-        section: TopicSection,
-        papers: tuple[DigestPaper, ...],
-        collapsed: bool,
-        labels: list[str],
-        universe: str,
-    ) -> dict[str, Any]:
-        m = section.momentum
-        return {
-            "s": {
-                "name": section.name,
-                "url": self.links.topic_url(section.slug),
-                "ask_url": self.links.ask_url(section.slug),
-                "line": momentum_line(m, universe) if m is not None else "",
-                "chart": _chart(m, labels) if m is not None and not collapsed else None,
-                "papers": [self._paper(p, p.id in section.alert_hits) for p in papers],
-                "total": section.total,
-                "more": section.total - len(papers),
-                "collapsed": collapsed,
-            }
-        }
-
-    def _missed(self, missed: tuple[MissedPaper, ...]) -> dict[str, Any]:
-        return {
-            "missed": [{"paper": self._paper(m.paper, False), "reason": m.reason} for m in missed]
-        }
-
-    def _alerts(self, alerts: tuple[AlertInfo, ...]) -> dict[str, Any]:
-        papers = [
-            {"query": a.query, "papers": [self._paper(p, False) for p in a.papers]} for a in alerts
-        ]
-        return {"alerts": papers}
-
-    def _paper(self, paper: DigestPaper, alert: bool) -> dict[str, Any]:
-        key = (paper, alert)  # the paper itself, not its id: equal data, equal entry
-        found = self._papers.get(key)
-        if found is None:
-            found = self._papers[key] = self._paper_data(paper, alert)
-        return found
-
-    def _paper_data(self, paper: DigestPaper, alert: bool) -> dict[str, Any]:
-        names = list(paper.authors[:_MAX_AUTHORS])
-        extra = len(paper.authors) - len(names)
-        return {
-            "title": _one_line(paper.title),
-            "url": self.links.paper_url(paper.id, paper.url),
-            "authors": ", ".join(names) + (f" +{extra}" if extra > 0 else ""),
-            "category": paper.primary_category,
-            "date": _day(paper.published),
-            "alert": alert,
-            "more_url": self.links.react_url(_REACT_SLOT, paper.id, "more"),
-            "less_url": self.links.react_url(_REACT_SLOT, paper.id, "less"),
-        }
 
 
 def render_digest(digest: Digest, *, links: DigestLinks, identity: MailIdentity) -> EmailPayload:
@@ -452,22 +197,10 @@ def subject_of(digest: Digest) -> str:
         names = ", ".join(s.name for s in spiking[:2])
         more = f" and {len(spiking) - 2} more" if len(spiking) > 2 else ""
         verb = "is" if len(spiking) == 1 else "are"
-        return _one_line(f"{head}: {names}{more} {verb} spiking")
+        return one_line(f"{head}: {names}{more} {verb} spiking")
     total = sum(s.total for s in digest.sections)
     papers = "paper" if total == 1 else "papers"
     return f"{head}: {total} new {papers} in your topics"
-
-
-@functools.cache
-def _template(name: str) -> Template:
-    # Looked up once per process: jinja2's own cache would stat the file on every render.
-    return environment().get_template(name)
-
-
-def _render(name: str, ext: str, context: dict[str, Any]) -> str:
-    if ext == "txt":
-        return _template(f"email/{name}.txt.j2").render(**context)
-    return _inline()(_template(f"email/{name}.html.j2").render(**context))
 
 
 @functools.lru_cache(maxsize=16)
@@ -475,27 +208,6 @@ def _domain_of(mail_from: str) -> str:
     return parseaddr(mail_from)[1].rpartition("@")[2] or "localhost"
 
 
-def _text_html(text: str) -> str:
-    """`text` escaped as the CSS inliner writes a text node (no quotes escaped)."""
-    return (
-        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        .replace("\xa0", "&nbsp;")
-    )  # fmt: skip
-
-
-def _day(instant: datetime) -> str:
-    return f"{_MONTHS[instant.month - 1]} {instant.day}"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _chart(m: Momentum, labels: list[str]) -> dict[str, Any]:
-    peak = max(m.weekly, default=0) or 1
-    bars = [
-        {"height": max(1, round(CHART_HEIGHT_PX * n / peak)), "count": n, "label": label}
-        for n, label in zip(m.weekly, labels, strict=True)
-    ]
-    alt = f"Papers per week, {labels[0]} to {labels[-1]}: " + ", ".join(str(n) for n in m.weekly)
-    return {"bars": bars, "alt": alt, "first": labels[0], "last": labels[-1]}
+def _size(html: str) -> int:
+    """Bytes of `html` in UTF-8 (`len` when ASCII, as inlined fragments are)."""
+    return len(html) if html.isascii() else len(html.encode("utf-8"))

@@ -13,8 +13,10 @@ cost, never what the total number of alerts costs:
 3. Each query is listed under a few *anchor* patterns (every alternative of an OR,
    the rarest-looking conjunct of an AND): a query can only match if an anchor does,
    since a query always needs a positive term (see bot.matching.query). Only the queries
-   anchored by the paper's patterns are evaluated, each by a check compiled once
-   (mostly one C-level set operation).
+   anchored by the paper's patterns are evaluated: a single term is its anchor (its
+   row is copied, in C); most others are one C-level set check with a row built at
+   compile time (`_fast_path`); the rest run their compiled check and list the terms
+   that fired.
 
 The index is a token-hash equivalent of a multi-pattern automaton: it needs no
 rebuild, so adding or removing an alert touches only that alert's patterns and index
@@ -24,16 +26,24 @@ entries. User input is never turned into a regular expression.
 from __future__ import annotations
 
 import logging
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
-from itertools import compress, repeat
+from itertools import chain
 from typing import Any
 
 from bot.matching.index import PatternIndex
 from bot.matching.lexer import DATE_FIELDS
 from bot.matching.patterns import Pattern, compile_term, term_label
 from bot.matching.query import Node, Term, make_and, make_or, parse_query
+from bot.matching.rows import (
+    ALWAYS,
+    CompiledQuery,
+    Fast,
+    Row,
+    all_leaves,
+    build_matches,
+    slot_of,
+)
 from bot.matching.terms import (
     Check,
     Tree,
@@ -74,46 +84,14 @@ def topic_query(query: str, categories: Sequence[str]) -> Node | None:
     return make_and(parts, []) if parts else None
 
 
-Row = tuple[MatchKind, int, tuple[str, ...]]  # a Match without its paper
-
-
-@dataclass(slots=True)
-class _Query:
-    kind: MatchKind
-    ref_id: int
-    tree: Tree
-    anchors: frozenset[int]
-    uses: Counter[int]  # pattern id -> how often this query uses it
-    check: Check | None  # what is left to check once an anchor matched (None: nothing)
-    row: Row | None  # the match, when its terms are always the same (a flat AND)
-    positive: tuple[int, ...]  # pattern ids outside exclusions, first use first ...
-    labels: tuple[str, ...]  # ... and their labels
-    repeats: bool  # two positive patterns have the same label
-
-
-_new = object.__new__
-_SETTERS = tuple(getattr(Match, name).__set__ for name in ("paper_id", "kind", "ref_id", "terms"))
-
-
-def _build_matches(paper_id: str, rows: list[Row]) -> list[Match]:
-    """`[Match(paper_id, *row) for row in rows]`, built column by column in C loops.
-
-    A paper matches ~150 queries, so this runs ~300,000 times a day: the generated
-    __init__ of a frozen dataclass costs about twice as much as filling the slots.
-    """
-    if not rows:
-        return []
-    n = len(rows)
-    found: list[Match] = list(map(_new, repeat(Match, n)))
-    for setter, column in zip(
-        _SETTERS, (repeat(paper_id, n), *zip(*rows, strict=True)), strict=True
-    ):
-        deque(map(setter, found, column), maxlen=0)
-    return found
-
-
 class MatchEngine:
-    """The compiled engine (a `PaperMatcher`): topics and alerts, one index."""
+    """The compiled engine (a `PaperMatcher`): topics and alerts, one index.
+
+    A query is kept in one of three tables, by anchor pattern id, then by slot:
+    `_direct` (a single term: its Match fields), `_fast` (decided by one C-level
+    check whose match does not depend on which other terms fired, see `_fast_path`)
+    and `_nested` (everything else: evaluated by its compiled check, terms collected).
+    """
 
     def __init__(self) -> None:
         self._ids: dict[Pattern, int] = {}
@@ -121,13 +99,11 @@ class MatchEngine:
         self._uses: Counter[int] = Counter()
         self._next_id = 0
         self._index = PatternIndex()
-        # Queries by a plain int slot: enum members hash in Python, ints in C.
-        self._slots: dict[tuple[MatchKind, int], int] = {}
-        self._queries: dict[int, _Query] = {}
-        self._next_slot = 0
-        # pattern id -> queries that are just that pattern -> their Match fields
+        self._queries: dict[int, int | CompiledQuery] = {}  # slot -> pattern id (a term) | query
         self._direct: dict[int, dict[int, Row]] = {}
-        self._nested: dict[int, dict[int, _Query]] = {}  # pattern anchors a tree
+        self._fast: dict[int, dict[int, Fast]] = {}
+        self._nested: dict[int, dict[int, CompiledQuery]] = {}
+        self._terms: dict[str, tuple[str]] = {}  # one `(label,)` per label, shared
 
     def __len__(self) -> int:
         return len(self._queries)
@@ -146,19 +122,19 @@ class MatchEngine:
         self._add(MatchKind.ALERT, alert_id, node)
 
     def remove_alert(self, alert_id: int) -> bool:
-        return self._remove((MatchKind.ALERT, alert_id))
+        return self._remove(slot_of(MatchKind.ALERT, alert_id))
 
     def add_topic(self, topic_id: int, query: str, categories: Sequence[str] = ()) -> None:
         """Add (or replace) a topic: its categories (if any) AND its query (if any)."""
         node = topic_query(query, categories)
         if node is None:
             log.warning("matching.empty_topic", extra={"topic_id": topic_id})
-            self._remove((MatchKind.TOPIC, topic_id))
+            self._remove(slot_of(MatchKind.TOPIC, topic_id))
             return
         self._add(MatchKind.TOPIC, topic_id, node)
 
     def remove_topic(self, topic_id: int) -> bool:
-        return self._remove((MatchKind.TOPIC, topic_id))
+        return self._remove(slot_of(MatchKind.TOPIC, topic_id))
 
     def match(self, paper: PaperRecord) -> list[Match]:
         """Every topic and alert the paper matches (in no particular order), with the
@@ -166,67 +142,99 @@ class MatchEngine:
         # Every pattern is indexed, so `true` holds exactly the patterns the paper
         # matches: evaluating a query is then set operations, no text work.
         true = self._index.find(PaperText(paper))
-        rows: list[Row] = []
-        direct, anchored = self._direct, self._nested
-        for pid in direct.keys() & true:  # iterates the (small) set `true`, in C
-            rows += direct[pid].values()
-        candidates: dict[int, _Query] = {}  # by slot: an OR may be anchored twice
-        for pid in anchored.keys() & true:
-            candidates.update(anchored[pid])
-        fired = true.__contains__
-        for query in candidates.values():
-            check = query.check
-            if check is None or check(true):
-                row = query.row
-                if row is None:
-                    terms = tuple(compress(query.labels, map(fired, query.positive)))
-                    row = (query.kind, query.ref_id, unique(terms) if query.repeats else terms)
-                rows.append(row)
-        return _build_matches(paper.id, rows)
+        direct, fast, nested = self._direct, self._fast, self._nested
+        # Single terms: every row of every fired pattern, gathered by C iterators.
+        rows: list[Row] = list(
+            chain.from_iterable(map(dict.values, map(direct.__getitem__, direct.keys() & true)))
+        )
+        found: dict[int, Row] = {}  # by slot: an OR may be anchored twice
+        again: list[int] = []
+        for pid in fast.keys() & true:
+            for slot, (check, row) in fast[pid].items():
+                if check(true):
+                    if slot in found:
+                        again.append(slot)  # two alternatives fired: collect the terms
+                    found[slot] = row
+        candidates: dict[int, CompiledQuery] = {}
+        for pid in nested.keys() & true:
+            candidates.update(nested[pid])
+        for slot, query in candidates.items():
+            if query.check is None or query.check(true):
+                found[slot] = query.row(true)
+        for slot in again:
+            twice = self._queries[slot]
+            assert isinstance(twice, CompiledQuery)
+            found[slot] = twice.row(true)
+        rows += found.values()
+        return build_matches(paper.id, rows)
 
     def _add(self, kind: MatchKind, ref_id: int, node: Node) -> None:
-        key = (kind, ref_id)
-        self._remove(key)
-        slot = self._slots[key] = self._next_slot
-        self._next_slot += 1
+        slot = slot_of(kind, ref_id)
+        self._remove(slot)
         labels: dict[int, str] = {}
-        uses: Counter[int] = Counter()
 
         def leaf(term: Term) -> int:
             pid = self._intern(compile_term(term))
             labels.setdefault(pid, term_label(term))
-            uses[pid] += 1
             return pid
 
         tree = compile_tree(node, leaf)
-        anchors = frozenset(self._anchors(tree))
+        if isinstance(tree, int):
+            self._queries[slot] = tree
+            label = labels[tree]
+            single = self._terms.setdefault(label, (label,))
+            self._direct.setdefault(tree, {})[slot] = (kind, ref_id, single)
+            return
         positive = tuple(dict.fromkeys(positive_leaves(tree)))
         names = tuple(labels[i] for i in positive)
-        row: Row | None = None
-        if not isinstance(tree, int) and tree[3] and not tree[0]:
-            row = (kind, ref_id, unique(names))  # a flat AND: all its terms fired
         repeats = len(set(names)) < len(names)
-        check = self._residual(tree)
-        query = _Query(kind, ref_id, tree, anchors, uses, check, row, positive, names, repeats)
+        fast = self._fast_path(tree)
+        check = self._residual(tree) if fast is None else fast[0]
+        query = CompiledQuery(kind, ref_id, tree, check, positive, names, repeats)
         self._queries[slot] = query
-        for pid in anchors:
-            if isinstance(tree, int):
-                self._direct.setdefault(pid, {})[slot] = (kind, ref_id, (labels[pid],))
-            else:
+        for pid in self._anchors(tree):
+            if fast is None:
                 self._nested.setdefault(pid, {})[slot] = query
+                continue
+            fired = {pid, *fast[1]}
+            terms = unique(name for p, name in zip(positive, names, strict=True) if p in fired)
+            self._fast.setdefault(pid, {})[slot] = (fast[0], (kind, ref_id, terms))
 
-    def _remove(self, key: tuple[MatchKind, int]) -> bool:
-        slot = self._slots.pop(key, None)
-        if slot is None:
+    def _fast_path(self, tree: Tree) -> tuple[Check, tuple[int, ...]] | None:
+        """(check, terms that fired besides the anchor) when the query's match, given
+        one of its anchors fired and no other did, is a fixed row decided by one
+        C-level set method: a flat AND, a flat OR, or an AND of terms with one flat OR
+        of terms (`abs:(a OR b) ANDNOT cat:x`). None: the query is evaluated in full."""
+        assert not isinstance(tree, int)
+        is_or, items, excluded, flat = tree
+        if is_or:
+            return (ALWAYS, ()) if flat else None
+        k = self._anchor_item(items)
+        anchor_item = items[k]
+        rest = items[:k] + items[k + 1 :]
+        leaves = [i for i in (*rest, *excluded) if isinstance(i, int)]
+        if len(leaves) < len(rest) + len(excluded):
+            return None
+        if not isinstance(anchor_item, int) and not (anchor_item[0] and anchor_item[3]):
+            return None
+        check = compile_check((False, rest, excluded, True)) if leaves else ALWAYS
+        return check, tuple(leaves[: len(rest)])
+
+    def _remove(self, slot: int) -> bool:
+        query = self._queries.pop(slot, None)
+        if query is None:
             return False
-        query = self._queries.pop(slot)
-        table: dict[int, Any] = self._direct if isinstance(query.tree, int) else self._nested
-        for pid in query.anchors:
-            del table[pid][slot]
-            if not table[pid]:
-                del table[pid]
-        for pid, count in query.uses.items():
-            self._uses[pid] -= count
+        if isinstance(query, int):
+            anchors, uses = [query], [query]
+        else:
+            anchors, uses = list(self._anchors(query.tree)), all_leaves(query.tree)
+        for pid in anchors:
+            for table in (self._direct, self._fast, self._nested):
+                entries: dict[int, Any] | None = table.get(pid)
+                if entries is not None and entries.pop(slot, None) is not None and not entries:
+                    del table[pid]
+        for pid in uses:
+            self._uses[pid] -= 1
             if not self._uses[pid]:
                 self._index.remove(pid)
                 del self._uses[pid], self._ids[self._patterns.pop(pid)]

@@ -5,29 +5,36 @@ Every pattern is filed under one key that any paper it matches must have:
 - a category (or a category prefix, `cat:cs.*`);
 - a word of its field, or a word prefix (`agent*`);
 - for a phrase, a pair of consecutive words of it (`("multi", "turn")`): papers list
-  the word pairs of each segment, so a two-word phrase is decided by one lookup;
-- for a name with a given name, the (surname, initial) pair (`wu`, `y`), looked up
-  from the paper's side only for the surnames filed (see PaperText.name_positions);
+  the pairs that start with a word some filed pair starts with, so a two-word phrase
+  is decided by one lookup;
+- for a name with given names, the (surname, initial) pair (`wu`, `y`), looked up from
+  the paper's side only for the surnames filed (see PaperText.name_positions);
 - date ranges have no key: the few distinct ones are checked on every paper.
 
 A key either decides the pattern (`sure`: one word, one pair, one category, one
-prefix in the pattern's own field) or only makes it a candidate that
-`pattern_matches` verifies on the paper's words (longer phrases, names). Adding or
-removing a pattern touches only its own entry; nothing is rebuilt.
+prefix in the pattern's own field, a surname with one initial or one given name) or
+only makes it a candidate that `pattern_matches` verifies on the paper's words (longer
+phrases, other names). Adding or removing a pattern touches only its own entry.
+
+Per paper, each key space costs one C-level intersection of the paper's keys with the
+filed keys (`dict.keys() & set`), and the ids found are gathered by C iterators: no
+Python step per paper word.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterable
-from itertools import pairwise
+from collections.abc import Hashable, Iterable, Sequence
+from itertools import chain, compress, islice, pairwise, repeat
+from operator import is_
 from typing import TypeVar
 
 from bot.matching.lexer import DATE_FIELDS
+from bot.matching.names import NameTable
 from bot.matching.patterns import Pattern, pattern_matches
 from bot.matching.textnorm import PaperText
 
-_PREFIX_CACHE_LIMIT = 200_000
+_CACHE_LIMIT = 200_000  # words remembered per field
 NAMES = "au:name"  # the key space of (surname, first initial) pairs
 SCAN = "scan"  # date ranges: no key, checked on every paper
 _PAIRS = ":pairs"  # suffix of the key spaces of consecutive word pairs ("ti:pairs")
@@ -48,7 +55,9 @@ def index_key(pattern: Pattern) -> tuple[str, Hashable, bool, bool]:
     if field == "au":
         cut = len(found) - pattern.surname
         if cut and not pattern.prefix:
-            return NAMES, (found[cut], found[0][0]), False, False
+            # One given name and a one-word surname: the name table decides it.
+            sure = cut == 1 and pattern.surname == 1
+            return NAMES, (found[cut], found[0]), False, sure
         found, verify = found[cut:], cut > 0  # given names are checked on the paper
     exact = found[:-1] if pattern.prefix else found
     if len(exact) > 1:
@@ -68,61 +77,87 @@ def _spaces(space: str) -> tuple[str, ...]:
     return (space,)
 
 
-def _paper_keys(text: PaperText, space: str) -> frozenset[Hashable]:
-    if space == "cat":
-        return text.category_keys
-    if space.endswith(_PAIRS):
-        return text.pairs(space[: -len(_PAIRS)])
-    return text.tokens(space)
+def _pair_keys(segments: tuple[tuple[str, ...], ...], firsts: Counter[str]) -> set[tuple[str, str]]:
+    """The pairs of consecutive words, inside one segment, whose first word starts some
+    filed pair: only those are built (by C iterators), not one tuple per word."""
+    found: set[tuple[str, str]] = set()
+    for seg in segments:
+        starts = list(map(firsts.__contains__, seg))
+        # The last word has no follower: the second iterator may stop one early.
+        found.update(
+            zip(compress(seg, starts), compress(islice(seg, 1, None), starts), strict=False)
+        )
+    return found
 
 
-class _PrefixTable:
-    """Pattern ids by word prefix, for one key space; paper words resolve through a
-    cache (vocabularies are Zipf-skewed, so most words of a paper were seen before)."""
+class _WordSpace:
+    """Pattern ids by word and by word prefix, for one field, behind a cache from each
+    paper word met to every id it gives (exact and prefix): a paper's words resolve
+    by one `dict.get` each, in C. Vocabularies are Zipf-skewed, so after a day almost
+    every word was met before; a new word costs one Python step, once."""
 
-    __slots__ = ("cache", "lengths", "table")
+    __slots__ = ("exact", "lengths", "prefixes", "resolved")
 
     def __init__(self) -> None:
-        self.table: dict[str, set[int]] = {}
+        self.exact: dict[str, tuple[int, ...]] = {}
+        self.prefixes: dict[str, tuple[int, ...]] = {}
         self.lengths: Counter[int] = Counter()
-        self.cache: dict[str, tuple[int, ...]] = {}
+        self.resolved: dict[str, tuple[int, ...]] = {}
 
-    def add(self, prefix: str, pid: int) -> None:
-        self.table.setdefault(prefix, set()).add(pid)
-        self.lengths[len(prefix)] += 1
-        self.cache = {}  # O(1): a fresh cache refills lazily
+    def __len__(self) -> int:
+        return len(self.exact) + len(self.prefixes)
 
-    def remove(self, prefix: str, pid: int) -> None:
-        _discard(self.table, prefix, pid)
-        self.lengths[len(prefix)] -= 1
-        self.lengths += Counter()  # drop lengths no prefix has
-        self.cache = {}
+    def add(self, word: str, pid: int, is_prefix: bool) -> None:
+        if is_prefix:
+            _file_id(self.prefixes, word, pid)
+            self.lengths[len(word)] += 1
+            self.resolved = {}  # O(1): a fresh cache refills lazily
+        else:
+            _file_id(self.exact, word, pid)
+            self.resolved.pop(word, None)
 
-    def find(self, paper_words: Iterable[str], into: list[int]) -> None:
-        """Append the ids of the patterns whose prefix starts some of the words."""
-        cache, table, lengths = self.cache, self.table, self.lengths
-        if len(cache) > _PREFIX_CACHE_LIMIT:
-            cache.clear()
-        for word in paper_words:
-            found = cache.get(word)
-            if found is None:
-                found = cache[word] = tuple(
-                    pid for n in lengths if n <= len(word) for pid in table.get(word[:n], ())
-                )
-            into += found
+    def remove(self, word: str, pid: int, is_prefix: bool) -> None:
+        if is_prefix:
+            _discard(self.prefixes, word, pid)
+            self.lengths[len(word)] -= 1
+            self.lengths += Counter()  # drop lengths no prefix has
+            self.resolved = {}
+        else:
+            _discard(self.exact, word, pid)
+            self.resolved.pop(word, None)
+
+    def find(self, words: Sequence[str], into: list[int]) -> None:
+        """Append the ids of the patterns some of the words match (with repeats)."""
+        resolved = self.resolved
+        found = list(map(resolved.get, words))
+        if None in found:
+            if len(resolved) > _CACHE_LIMIT:
+                resolved.clear()
+            for word in set(compress(words, map(is_, found, repeat(None)))):
+                resolved[word] = self._resolve(word)
+            found = list(map(resolved.__getitem__, words))
+        into.extend(chain.from_iterable(filter(None, found)))
+
+    def _resolve(self, word: str) -> tuple[int, ...]:
+        table, size = self.prefixes, len(word)
+        found = [pid for n in self.lengths if n <= size for pid in table.get(word[:n], ())]
+        return (*self.exact.get(word, ()), *found)
 
 
 K = TypeVar("K", bound=Hashable)
 
 
-def _name_key(key: Hashable) -> tuple[str, str]:
-    assert isinstance(key, tuple)
-    return key[0], key[1]
+def _file_id(table: dict[K, tuple[int, ...]], key: K, pid: int) -> None:
+    """File an id under a key: tuples, not sets (a key holds one or two ids, and a
+    1-tuple takes 48 bytes where a set takes 216)."""
+    table[key] = (*table.get(key, ()), pid)
 
 
-def _discard(table: dict[K, set[int]], key: K, pid: int) -> None:
-    table[key].discard(pid)
-    if not table[key]:
+def _discard(table: dict[K, tuple[int, ...]], key: K, pid: int) -> None:
+    rest = tuple(i for i in table[key] if i != pid)
+    if rest:
+        table[key] = rest
+    else:
         del table[key]
 
 
@@ -131,68 +166,103 @@ class PatternIndex:
 
     def __init__(self) -> None:
         self._patterns: dict[int, Pattern] = {}
-        self._exact: dict[str, dict[Hashable, set[int]]] = {}  # space -> key -> ids
-        self._prefix: dict[str, _PrefixTable] = {}  # space -> prefixes
+        self._words: dict[str, _WordSpace] = {}  # field -> words and prefixes
+        self._exact: dict[str, dict[Hashable, tuple[int, ...]]] = {}  # pairs, categories
+        self._cat_prefix: dict[str, tuple[int, ...]] = {}  # `cat:cs.*`
+        self._cat_cache: dict[str, tuple[int, ...]] = {}  # category -> its prefixes' ids
         self._unsure: set[int] = set()  # ids whose key only makes them candidates
-        self._names: dict[str, dict[str, set[int]]] = {}  # surname -> initial -> ids
+        self._names = NameTable()
         self._scan: set[int] = set()  # date ranges, candidates on every paper
+        self._firsts: dict[str, Counter[str]] = {}  # pair space -> first words filed
 
     def key_count(self) -> int:
         """How many distinct keys are filed (for diagnostics)."""
         exact = sum(len(table) for table in self._exact.values())
-        names = sum(len(initials) for initials in self._names.values())
-        prefixes = sum(len(table.table) for table in self._prefix.values())
-        return exact + names + prefixes + len(self._scan)
+        words = sum(len(space) for space in self._words.values())
+        names = len(self._names)
+        return exact + words + names + len(self._cat_prefix) + len(self._scan)
 
-    def add(self, pid: int, pattern: Pattern) -> None:
-        self._patterns[pid] = pattern
+    def _file(self, pid: int, pattern: Pattern) -> tuple[str, Hashable, bool]:
         field, key, is_prefix, sure = index_key(pattern)
         if not sure:
             self._unsure.add(pid)
+        return field, key, is_prefix
+
+    def add(self, pid: int, pattern: Pattern) -> None:
+        self._patterns[pid] = pattern
+        field, key, is_prefix = self._file(pid, pattern)
         if field == SCAN:
             self._scan.add(pid)
-            return
-        if field == NAMES:
-            surname, initial = _name_key(key)
-            self._names.setdefault(surname, {}).setdefault(initial, set()).add(pid)
-            return
-        for space in _spaces(field):
-            if is_prefix:
-                assert isinstance(key, str)
-                self._prefix.setdefault(space, _PrefixTable()).add(key, pid)
-            else:
-                self._exact.setdefault(space, {}).setdefault(key, set()).add(pid)
+        elif field == NAMES:
+            self._names.add(pid, pattern)
+        elif field == "cat" and is_prefix:
+            assert isinstance(key, str)
+            _file_id(self._cat_prefix, key, pid)
+            self._cat_cache = {}
+        else:
+            for space in _spaces(field):
+                if space.endswith(_PAIRS) or space == "cat":
+                    _file_id(self._exact.setdefault(space, {}), key, pid)
+                    if space != "cat":
+                        assert isinstance(key, tuple)
+                        self._firsts.setdefault(space, Counter())[key[0]] += 1
+                else:
+                    assert isinstance(key, str)
+                    self._words.setdefault(space, _WordSpace()).add(key, pid, is_prefix)
 
     def remove(self, pid: int) -> None:
         pattern = self._patterns.pop(pid)
+        field, key, is_prefix = self._file(pid, pattern)
         self._unsure.discard(pid)
-        field, key, is_prefix, _ = index_key(pattern)
         if field == SCAN:
             self._scan.discard(pid)
-            return
-        if field == NAMES:
-            surname, initial = _name_key(key)
-            _discard(self._names[surname], initial, pid)
-            if not self._names[surname]:
-                del self._names[surname]
-            return
-        for space in _spaces(field):
-            if is_prefix:
-                assert isinstance(key, str)
-                self._prefix[space].remove(key, pid)
-            else:
-                _discard(self._exact[space], key, pid)
+        elif field == NAMES:
+            self._names.remove(pid, pattern)
+        elif field == "cat" and is_prefix:
+            assert isinstance(key, str)
+            _discard(self._cat_prefix, key, pid)
+            self._cat_cache = {}
+        else:
+            for space in _spaces(field):
+                if space.endswith(_PAIRS) or space == "cat":
+                    _discard(self._exact[space], key, pid)
+                    if not self._exact[space]:
+                        del self._exact[space]
+                    if space != "cat":
+                        assert isinstance(key, tuple)
+                        firsts = self._firsts[space]
+                        firsts[key[0]] -= 1
+                        if not firsts[key[0]]:
+                            del firsts[key[0]]
+                else:
+                    assert isinstance(key, str)
+                    self._words[space].remove(key, pid, is_prefix)
+                    if not self._words[space]:
+                        del self._words[space]
 
     def find(self, text: PaperText) -> set[int]:
         """Exactly the ids of the filed patterns the paper matches."""
         found: list[int] = []
+        for space, words in self._words.items():
+            segments = text.segments(space)
+            words.find(segments[0] if len(segments) == 1 else list(chain(*segments)), found)
         for space, index in self._exact.items():
-            for key in index.keys() & _paper_keys(text, space):
-                found += index[key]
-        for space, table in self._prefix.items():
-            table.find(text.categories if space == "cat" else text.tokens(space), found)
+            keys = self._paper_keys(text, space)
+            found.extend(chain.from_iterable(map(index.__getitem__, index.keys() & keys)))
+        if self._cat_prefix:
+            cache = self._cat_cache
+            for category in text.categories:
+                ids = cache.get(category)
+                if ids is None:
+                    ids = cache[category] = tuple(
+                        pid
+                        for prefix, pids in self._cat_prefix.items()
+                        if category.startswith(prefix)
+                        for pid in pids
+                    )
+                found += ids
         if self._names:
-            self._find_names(text, found)
+            self._names.find(text, found)
         true = set(found)
         true.update(self._scan)
         unsure = true.intersection(self._unsure)
@@ -202,17 +272,7 @@ class PatternIndex:
             true.update([pid for pid in unsure if pattern_matches(patterns[pid], text)])
         return true
 
-    def _find_names(self, text: PaperText, found: list[int]) -> None:
-        """Name patterns whose (surname, initial) key the paper has: the surname occurs
-        in an author after a word with that initial. Linear in the authors' words."""
-        names = self._names
-        surnames = names.keys() & text.tokens("au")
-        if not surnames:
-            return
-        for last, first in text.name_positions(surnames):
-            for surname in surnames.intersection(last):  # iterates this author's words
-                end = last[surname]
-                for initial, ids in names[surname].items():
-                    start = first.get(initial)
-                    if start is not None and start < end:
-                        found += ids
+    def _paper_keys(self, text: PaperText, space: str) -> Iterable[Hashable]:
+        if space == "cat":
+            return text.category_keys
+        return _pair_keys(text.segments(space[: -len(_PAIRS)]), self._firsts[space])

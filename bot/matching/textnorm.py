@@ -21,7 +21,6 @@ from bisect import bisect_left
 from collections.abc import Set as AbstractSet
 from datetime import UTC
 from functools import cache, lru_cache
-from itertools import chain, pairwise
 
 from bot.types import PaperRecord
 
@@ -152,7 +151,6 @@ class PaperText:
     __slots__ = (
         "_categories",
         "_keys",
-        "_pairs",
         "_record",
         "_segments",
         "_sorted",
@@ -166,7 +164,6 @@ class PaperText:
         self._categories: tuple[str, ...] | None = None
         self._keys: frozenset[str] | None = None
         self._sorted: dict[str, list[str]] = {}
-        self._pairs: dict[str, frozenset[tuple[str, str]]] = {}
 
     @property
     def paper_id(self) -> str:
@@ -183,18 +180,6 @@ class PaperText:
         found = self._tokens.get(field)
         if found is None:
             found = self._tokens[field] = frozenset().union(*self.segments(field))
-        return found
-
-    def pairs(self, field: str) -> frozenset[tuple[str, str]]:
-        """Every two consecutive words of a field, inside one segment."""
-        found = self._pairs.get(field)
-        if found is None:
-            if field == "all":
-                found = self.pairs("ti") | self.pairs("abs")
-            else:
-                segs = self.segments(field)
-                found = frozenset(chain.from_iterable(map(pairwise, segs)))
-            self._pairs[field] = found
         return found
 
     def has_prefix(self, field: str, prefix: str) -> bool:
@@ -221,9 +206,9 @@ class PaperText:
 
     def name_positions(
         self, surnames: AbstractSet[str]
-    ) -> list[tuple[dict[str, int], dict[str, int]]]:
-        """For each author of two words or more holding one of `surnames`: where each
-        word last occurs and where each initial first occurs. `Yi Wu` has the name key
+    ) -> list[tuple[tuple[str, ...], dict[str, int], dict[str, int]]]:
+        """For each author of two words or more holding one of `surnames`: its words,
+        where each word last occurs and where each initial first occurs. `Yi Wu` has the name key
         (`wu`, `y`) because `y` starts a word before the last `wu`. Asked only about the
         surnames an index holds, a name of n words costs O(n), never one key per pair of
         its words."""
@@ -234,7 +219,7 @@ class PaperText:
                 first: dict[str, int] = {}
                 for i, word in enumerate(seg):
                     first.setdefault(word[0], i)
-                found.append((last, first))
+                found.append((seg, last, first))
         return found
 
     def stamp(self, field: str) -> str:

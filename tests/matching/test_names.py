@@ -72,7 +72,7 @@ def test_name_structures_are_linear_in_the_words() -> None:
     text = PaperText(_paper(name))
     spans = text.name_positions({"wu"})
     assert len(spans) == 2  # the long name and Yi Wu, each once
-    assert sum(len(last) + len(first) for last, first in spans) <= 2 * (5001 + 2)
+    assert sum(len(last) + len(first) for _, last, first in spans) <= 2 * (5001 + 2)
     assert text.name_positions({"nobody"}) == []
 
 

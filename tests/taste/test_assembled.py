@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from digests.build import MissedPaper, Taste, build_digest
+from digests.fragments import REACT_SLOT, render_fragment
 from digests.links import PublicLinks
-from digests.render import _REACT_SLOT, DigestRenderer, MailIdentity, _render
+from digests.render import DigestRenderer, MailIdentity
 from digests.sample import sample_recipient, sample_week
 
 LINKS = PublicLinks("https://pt.example.org", lambda r, p: f"{p}-{r.id}", mail_from="d@x.org")
@@ -39,16 +40,17 @@ def test_assembled_mails_equal_mails_rendered_alone() -> None:
         )
         digest = build_digest(reader_data, week, papers_per_topic=3)
         assert digest is not None
-        before = len(shared._cache)
+        before = len(shared._fragments)
         got = shared.render(digest)
         alone = DigestRenderer(links=LINKS, identity=IDENTITY).render(digest)
         assert got == alone
         # The reasons filled into the slots read as the template itself writes them.
         token = LINKS.react_token(digest.recipient)
         for ext, part in (("html", "html"), ("txt", "text")):
-            direct = _render("_missed", ext, shared._missed(missed)).replace(_REACT_SLOT, token)
+            context = shared._data.missed(missed)
+            direct = render_fragment("_missed", ext, context).replace(REACT_SLOT, token)
             assert direct in got[part]  # type: ignore[literal-required]
-        assembled += len(shared._cache) == before  # nothing new rendered: assembled
+        assembled += len(shared._fragments) == before  # nothing new rendered: assembled
     assert assembled > 0
 
 
@@ -75,6 +77,6 @@ def test_rows_rendered_ahead_for_a_batch_give_the_same_mails() -> None:
         digests.append(digest)
     warm = DigestRenderer(links=LINKS, identity=IDENTITY)
     warm.warm(digests)
-    assert warm._rows  # the rows are there before the first mail
+    assert warm._fragments.rows  # the rows are there before the first mail
     for digest in digests:
         assert warm.render(digest) == DigestRenderer(links=LINKS, identity=IDENTITY).render(digest)

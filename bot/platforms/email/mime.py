@@ -1,7 +1,8 @@
 """MIME from an email payload: the exact bytes sent, optionally DKIM-signed. Pure.
 
 `build_message` turns a payload (`{"to","subject","text","html","headers"}`) into
-multipart/alternative, text first and HTML last. Headers are folded as RFC 5322 asks
+multipart/alternative, text first and HTML last, each part UTF-8 in base64 (lines of 76
+characters, CRLF line breaks inside as RFC 2045 asks of text). Headers are folded as RFC 5322 asks
 (lines of at most 78 characters wherever a space allows; never above SMTP's 998), and
 non-ASCII text becomes RFC 2047 encoded-words of at most 75 characters each, one per
 line. The DKIM signature is computed over those final bytes, so a relay has no reason
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import dkim
+import numpy as np
 
 from bot.config import Settings
 from bot.errors import ConfigError, PapertideError
@@ -36,6 +38,8 @@ _MAX_WORD = 75
 _WORD_OVERHEAD = len("=?utf-8?b??=")
 FOLD = "\r\n "
 CRLF = b"\r\n"
+_B64_LINE = 76  # RFC 2045: base64 lines of at most 76 characters
+_CRLF_COLUMNS = np.frombuffer(CRLF, dtype=np.uint8)
 _SIGNED_HEADERS = (
     b"From", b"To", b"Subject", b"Date", b"Message-ID", b"MIME-Version", b"Content-Type",
     b"List-Id", b"List-Unsubscribe", b"List-Unsubscribe-Post",
@@ -80,6 +84,8 @@ def check_header(name: str, value: str) -> str:
     return value
 
 
+# RFC 5322 field names: printable ASCII but the colon; anything else is refused.
+_FIELD_NAME = re.compile(r"[!-9;-~]+")
 _BARE_ADDRESS = re.compile(r"[^\s@<>()\[\],;:\\\"]+@[^\s@<>()\[\],;:\\\"]+")
 
 
@@ -114,8 +120,9 @@ def build_message(
 ) -> bytes:
     """The bytes of one mail: multipart/alternative (text, then HTML), signed if keyed.
 
-    Assembled by hand with C-speed encoders (quoted-printable text, base64 HTML): the
-    stdlib's header objects cost milliseconds per mail, and each header here is known.
+    Assembled by hand with C-speed encoders: the stdlib's header objects cost
+    milliseconds per mail, and each header here is known. Both parts are base64:
+    `binascii.b2a_qp` costs about 7 ns a byte, base64 under 2.
     """
     _check_from(mail_from)
     check_address("To", str(payload["to"]))
@@ -123,33 +130,35 @@ def build_message(
         ("From", _from_header(mail_from)),
         ("To", fold("To", check_header("To", str(payload["to"])))),
         ("Subject", fold("Subject", check_header("Subject", str(payload["subject"])))),
-        ("Date", format_datetime(now)),
+        ("Date", _date(now.replace(microsecond=0))),
         ("Message-ID", check_header("Message-ID", message_id)),
     ]
     for name, value in dict(payload.get("headers") or {}).items():
         name = check_header("header name", str(name))
+        if not _FIELD_NAME.fullmatch(name):
+            raise HeaderInjectionError(f"header name {name!r} is not printable ASCII")
         headers.append((name, fold(name, check_header(name, str(value)))))
     headers.append(("MIME-Version", "1.0"))
-    text_headers, text_body = _qp_part("text/plain", str(payload["text"]))
+    text = _base64_lines(str(payload["text"]))
     html = str(payload.get("html") or "")
+    body: list[bytes | memoryview]
     if html:
-        boundary = f"=_pt_{secrets.token_hex(12)}".encode()
-        headers.append(("Content-Type", f'multipart/alternative; boundary="{boundary.decode()}"'))
-        html_headers, html_body = _base64_part("text/html", html)
-        body = b"".join(
-            (
-                b"--" + boundary + CRLF + _head(text_headers) + CRLF + text_body + CRLF,
-                b"--" + boundary + CRLF + _head(html_headers) + CRLF + html_body + CRLF,
-                b"--" + boundary + b"--" + CRLF,
-            )
-        )
+        boundary = f"=_pt_{secrets.token_hex(12)}"
+        headers.append(("Content-Type", f'multipart/alternative; boundary="{boundary}"'))
+        delimiter = f"--{boundary}\r\n".encode()
+        body = [delimiter, _PART_HEAD["text/plain"], *text, CRLF]
+        body += [delimiter, _PART_HEAD["text/html"], *_base64_lines(html), CRLF]
+        body.append(f"--{boundary}--\r\n".encode())
     else:
-        headers += text_headers
-        body = text_body
+        headers += _part_headers("text/plain")
+        body = text
     for name, value in headers:
-        if any(len(line) + len(name) + 2 > _MAX_LINE for line in value.split("\r\n")):
+        # Only a header longer than a line in all can hold a line that is too long.
+        if len(name) + 2 + len(value) > _MAX_LINE and any(
+            len(line) + len(name) + 2 > _MAX_LINE for line in value.split("\r\n")
+        ):
             raise HeaderInjectionError(f"header {name} is longer than one SMTP line")
-    raw = _head(headers) + CRLF + body
+    raw = b"".join([_head(headers), CRLF, *body])  # the one copy of the bodies
     if dkim_key is None:
         return raw
     present = [h for h in _SIGNED_HEADERS if any(n == h.decode() for n, _ in headers)]
@@ -171,23 +180,40 @@ def _head(headers: Headers) -> bytes:
     return b"".join(f"{n}: {v}".encode("ascii") + CRLF for n, v in headers)
 
 
-def _qp_part(content_type: str, text: str) -> tuple[Headers, bytes]:
-    data = text.replace("\r\n", "\n").encode("utf-8")
-    encoded = binascii.b2a_qp(data, istext=True).replace(b"\n", CRLF)
-    return [
-        ("Content-Type", f"{content_type}; charset=utf-8"),
-        ("Content-Transfer-Encoding", "quoted-printable"),
-    ], encoded
-
-
-def _base64_part(content_type: str, text: str) -> tuple[Headers, bytes]:
-    # base64 is C-fast and keeps inlined-CSS lines far below SMTP's limit.
-    flat = base64.b64encode(text.encode("utf-8"))
-    encoded = CRLF.join([flat[i : i + 76] for i in range(0, len(flat), 76)]) + CRLF
+def _part_headers(content_type: str) -> Headers:
     return [
         ("Content-Type", f"{content_type}; charset=utf-8"),
         ("Content-Transfer-Encoding", "base64"),
-    ], encoded
+    ]
+
+
+# The head of each part of a multipart mail, with the blank line that ends it.
+_PART_HEAD = {t: _head(_part_headers(t)) + CRLF for t in ("text/plain", "text/html")}
+
+
+def _base64_lines(text: str) -> list[bytes | memoryview]:
+    """`text` as UTF-8 with CRLF line breaks (text's canonical form, RFC 2045), in
+    base64 lines of 76 characters, each ending in CRLF; as buffers to join."""
+    data = text.encode("utf-8")  # then bytes: str.replace is slow on non-Latin-1 text
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    flat = binascii.b2a_base64(data.replace(b"\n", CRLF), newline=False)
+    rows, rest = divmod(len(flat), _B64_LINE)
+    # Cut into lines with one numpy copy into a grid whose last two columns are CRLF:
+    # a Python slice per line cost more than encoding the whole digest.
+    grid = np.empty((rows, _B64_LINE + 2), dtype=np.uint8)
+    grid[:, :_B64_LINE] = np.frombuffer(flat, np.uint8, rows * _B64_LINE).reshape(rows, _B64_LINE)
+    grid[:, _B64_LINE:] = _CRLF_COLUMNS
+    lines: list[bytes | memoryview] = [grid.reshape(-1).data]
+    if rest:
+        lines += [flat[rows * _B64_LINE :], CRLF]
+    return lines
+
+
+@functools.lru_cache(maxsize=4)
+def _date(now: datetime) -> str:
+    # Many mails go out within the same second: format that second once.
+    return format_datetime(now)
 
 
 def fold(name: str, value: str) -> str:
@@ -195,6 +221,8 @@ def fold(name: str, value: str) -> str:
     characters where a space allows; anything else as encoded-words, one per line."""
     if not value.isascii():
         return encode_words(name, value)
+    if len(name) + 2 + len(value) <= _FOLD_AT:
+        return value  # one line already: the loop below would give it back unchanged
     line = f"{name}:"
     lines: list[str] = []
     for word in value.split(" "):
