@@ -14,7 +14,10 @@ processes, alternately papertide and the comparison:
 - bare aiohttp: one handler per route answering the very bytes papertide answered for it
   (fetched once from papertide), with the same content type.
 Cases: topic page cached, cached with a different query string per request (a cache
-keyed on the query string would miss every time), uncached, and one-click unsubscribe
+keyed on the query string would miss every time), uncached (the page cache off: every
+request reads the topic and its count, the page's 30 papers and their tags from the
+database and renders the template; only the momentum box comes from its in-process
+cache, 300 s, as in `serve`), and one-click unsubscribe
 (POST `List-Unsubscribe=One-Click` with a signed token; tokens cycle, so after the first
 round a person may already be unsubscribed). Prints req/s, p50 and p99 per case.
 Goals (issue 14): uncached >= 2,000 req/s and p99 < 100 ms; cached unaffected by query

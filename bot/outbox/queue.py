@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
@@ -110,18 +110,22 @@ async def set_status(
         )
 
 
+# Built once: an unsubscribe click runs it, and composing it cost more than running it.
+_CANCEL = (
+    update(OutboxRow)
+    .where(
+        col(OutboxRow.target_id) == bindparam("to_target"),
+        col(OutboxRow.status).in_([OutboxStatus.PENDING, OutboxStatus.HELD]),
+    )
+    .values(status=str(OutboxStatus.DEAD), last_error=bindparam("why"))
+    .returning(col(OutboxRow.id))
+    .execution_options(**_NO_SYNC)
+)
+
+
 async def cancel_queued(*, session: AsyncSession, target_id: int, reason: str) -> int:
     """Messages still waiting for a target die now ("no mail from the next send on")."""
-    result = await session.execute(
-        update(OutboxRow)
-        .where(
-            col(OutboxRow.target_id) == target_id,
-            col(OutboxRow.status).in_([OutboxStatus.PENDING, OutboxStatus.HELD]),
-        )
-        .values(status=str(OutboxStatus.DEAD), last_error=reason[:2000])
-        .returning(col(OutboxRow.id)),
-        execution_options=_NO_SYNC,
-    )
+    result = await session.execute(_CANCEL, {"to_target": target_id, "why": reason[:2000]})
     return len(result.all())
 
 

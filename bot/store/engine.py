@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from bot.errors import ConfigError
+from bot.store import sqlite_hops
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
@@ -69,6 +70,10 @@ def create_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> AsyncE
             kwargs.setdefault("pool_size", 1)
             kwargs.setdefault("max_overflow", 0)
             kwargs.setdefault("pool_timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
+        # Connections come back after their commit or rollback; the pool's own reset
+        # would roll back once more, a hop to the connection's thread for nothing.
+        # `_reset_sqlite` below rolls back only a connection still in a transaction.
+        kwargs.setdefault("pool_reset_on_return", None)
         engine = create_async_engine(
             async_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **kwargs
         )
@@ -80,6 +85,17 @@ def create_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> AsyncE
 
 
 def _configure_sqlite(engine: AsyncEngine, *, read_only: bool) -> None:
+    @event.listens_for(engine.sync_engine, "do_connect")
+    def _few_hops(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
+        # aiosqlite's connection, with cursors that take one thread hop per statement.
+        return dialect.dbapi.connect(*cargs, async_creator_fn=sqlite_hops.connect, **cparams)
+
+    @event.listens_for(engine.sync_engine, "reset")
+    def _reset_sqlite(dbapi_connection: Any, record: Any, state: Any) -> None:
+        driver = record.driver_connection
+        if state.asyncio_safe and (driver is None or driver.in_transaction):
+            dbapi_connection.rollback()
+
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Let us issue BEGIN ourselves (below) instead of pysqlite's deferred BEGIN.

@@ -27,6 +27,9 @@ class Store:
     # On SQLite, reads get their own engine that begins DEFERRED (a WAL snapshot) and
     # never queues for the write lock; PostgreSQL's MVCC needs no such split.
     read_sessions: async_sessionmaker[AsyncSession]
+    # Short reads of the busiest public pages (a topic page, its feed), outside any
+    # transaction on PostgreSQL; on SQLite the same as `read_sessions`.
+    quick_reads: async_sessionmaker[AsyncSession]
 
     @property
     def dialect(self) -> str:
@@ -39,13 +42,22 @@ async def open_store(url: str, *, migrate: bool = True) -> AsyncIterator[Store]:
     if migrate:
         await upgrade(url)
     engine = create_engine(url)
-    reader = create_engine(url, read_only=True) if is_sqlite(engine) else None
+    reader = None
+    if is_sqlite(engine):
+        reader = create_engine(url, read_only=True)
+        # A deferred BEGIN reads one WAL snapshot: the page's reads agree with each other.
+        quick_sessions = session_factory(reader)
+    else:
+        # Under READ COMMITTED every statement reads its own snapshot anyway: BEGIN and
+        # ROLLBACK around a page's reads were two round trips that bought nothing.
+        quick_sessions = session_factory(engine.execution_options(isolation_level="AUTOCOMMIT"))
     try:
         yield Store(
             url=url,
             engine=engine,
             sessions=session_factory(engine),
             read_sessions=session_factory(reader or engine),
+            quick_reads=quick_sessions,
         )
     finally:
         if reader is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any, Protocol
 
 from sqlalchemy import bindparam
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -46,8 +47,21 @@ _NEWEST = (
     .offset(bindparam("offset"))
     .subquery()
 )
+# Plain rows, not ORM objects: the page only reads them, and building 30 tracked
+# instances cost more than the query.
+_SHOWN: list[Any] = [
+    col(Paper.id),
+    col(Paper.title),
+    col(Paper.abstract),
+    col(Paper.authors),
+    col(Paper.categories),
+    col(Paper.primary_category),
+    col(Paper.links),
+    col(Paper.published),
+    col(Paper.updated),
+]
 _PAGE = (
-    select(Paper)
+    select(*_SHOWN)
     .join(_NEWEST, _NEWEST.c.paper_id == col(Paper.id))
     .order_by(_NEWEST.c.published.desc(), _NEWEST.c.paper_id.desc())
 )
@@ -65,7 +79,7 @@ async def latest_papers(
 ) -> list[PaperView]:
     """The topic's papers, newest first, each with its other topics as tags."""
     found = await session.execute(_PAGE, {"topic_id": topic_id, "limit": limit, "offset": offset})
-    papers = list(found.scalars())
+    papers = list(found.all())
     tags: dict[str, list[tuple[str, str]]] = {p.id: [] for p in papers}
     if papers:
         rows = await session.execute(_TAGS, {"ids": list(tags)})
@@ -74,7 +88,30 @@ async def latest_papers(
     return [to_view(p, tuple(tags[p.id])) for p in papers]
 
 
-def to_view(paper: Paper, tags: tuple[tuple[str, str], ...]) -> PaperView:
+class PaperLike(Protocol):
+    """What `to_view` reads: a `Paper` or a row of `_PAGE`."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def abstract(self) -> str: ...
+    @property
+    def authors(self) -> list[dict[str, Any]]: ...
+    @property
+    def categories(self) -> list[str]: ...
+    @property
+    def primary_category(self) -> str: ...
+    @property
+    def links(self) -> dict[str, str]: ...
+    @property
+    def published(self) -> datetime: ...
+    @property
+    def updated(self) -> datetime: ...
+
+
+def to_view(paper: PaperLike, tags: tuple[tuple[str, str], ...]) -> PaperView:
     """A paper as the topic page shows it: first authors and affiliations, then '+N'."""
     names = tuple(str(a.get("name", "")) for a in paper.authors if a.get("name"))
     affiliations: list[str] = []

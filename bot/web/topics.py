@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.catalog.lookup import TopicNotFound, count_papers, find_topic, topic_summaries
+from bot.catalog.lookup import TopicNotFound, find_topic, find_topic_counted, topic_summaries
 from bot.store.models import Topic
 from bot.subscriptions.urls import topic_ask_path
 from bot.web.ask_pages import matching_papers
@@ -52,11 +52,12 @@ async def show_topic(request: web.Request) -> web.Response:
         return cached
     slug = request.match_info["slug"]
     now = d.clock()
-    async with d.store.read_sessions() as session:
-        topic = await _topic(session, slug)
-        if topic is None or topic.id is None:
+    async with d.store.quick_reads() as session:
+        try:
+            topic, total = await find_topic_counted(session=session, text=slug)
+        except TopicNotFound:
             return _not_found(slug)
-        total = await count_papers(session=session, topic_id=topic.id)
+        assert topic.id is not None
         papers = await latest_papers(
             session=session, topic_id=topic.id, offset=(page_no - 1) * PAGE_SIZE
         )
@@ -92,7 +93,7 @@ async def show_feed(request: web.Request) -> web.Response:
     if (cached := d.pages.get(request.path)) is not None:  # a feed reads no parameter
         return cached
     slug = request.match_info["slug"]
-    async with d.store.read_sessions() as session:
+    async with d.store.quick_reads() as session:
         topic = await _topic(session, slug)
         if topic is None or topic.id is None:
             return _not_found(slug)
