@@ -28,6 +28,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.matching.textnorm import fold
+from bot.store.columns import sqlite_time
 from bot.timeutil import as_utc
 from bot.types import PaperRecord
 
@@ -100,7 +101,6 @@ def _dialect(session: AsyncSession) -> str:
 # numbered here: SQLite writers are serialised (BEGIN IMMEDIATE), so max(doc) is ours.
 _SQLITE_DELETE = text("DELETE FROM paper_search WHERE paper_id = :paper_id")
 _SQLITE_LAST = text("SELECT coalesce(max(doc), 0) FROM paper_search")
-_SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"  # SQLAlchemy's DateTime on SQLite (naive UTC)
 # PostgreSQL: one upsert of the whole chunk from arrays (one statement, one round trip);
 # the tsvectors are built by the server.
 _PG_UPSERT = (
@@ -148,7 +148,7 @@ async def index_rows(
         await conn.exec_driver_sql(
             "INSERT INTO paper_search (doc, paper_id, published) VALUES (?, ?, ?)",
             [
-                (doc, r["paper_id"], as_utc(r["published"]).strftime(_SQLITE_TIME))
+                (doc, r["paper_id"], sqlite_time(r["published"]))
                 for doc, r in enumerate(chunk, start=last + 1)
             ],
         )

@@ -59,16 +59,22 @@ def clean_text(text: str) -> str:
     """Collapse whitespace, drop invisible and control characters, compose (NFC).
 
     Returns `text` itself when nothing changes (checked in C for the common case).
+    Whitespace is collapsed first: line breaks are what most often makes a field
+    unprintable (an abstract wrapped over lines), and once they are gone the per-character
+    translation runs only for text that really holds invisible or control characters.
+    The result is the same in either order: the translation maps whitespace to whitespace
+    and other characters to nothing or to non-whitespace, and NFC never crosses a space.
     """
-    printable = text.isprintable()
-    tidy = printable and "  " not in text and text[:1] != " " and text[-1:] != " "
+    tidy = text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
     if tidy and text.isascii():
         return text  # the common case, checked in C: nothing to do
-    if not printable:
-        text = text.translate(_STRIP)
-    if not unicodedata.is_normalized("NFC", text):
+    if not tidy:
+        text = " ".join(text.split())
+        if not text.isprintable():
+            text = " ".join(text.translate(_STRIP).split())
+    if not text.isascii() and not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
-    return text if tidy else " ".join(text.split())
+    return text
 
 
 def clamp(text: str, limit: int) -> str:
@@ -90,21 +96,41 @@ def normalize(record: PaperRecord) -> PaperRecord:
     if not title:
         raise BadRecord(f"{record.id}: no title")
     doi = clean_text(record.doi).strip().lower() if record.doi else ""
+    doi = doi if len(doi) <= DOI_CHARS and " " not in doi else ""
+    abstract = clamp(clean_text(record.abstract), MAX_ABSTRACT_CHARS)
+    authors = _clean_authors(record.authors)
+    categories = _categories(record.categories)
+    source = record.source[:SOURCE_CHARS]
+    comment = clamp(clean_text(record.comment), MAX_NOTE_CHARS)
+    journal_ref = clamp(clean_text(record.journal_ref), MAX_NOTE_CHARS)
+    links = _links(record.links)
+    if (
+        title is record.title
+        and abstract is record.abstract
+        and authors is record.authors
+        and categories == record.categories
+        and source == record.source
+        and comment is record.comment
+        and journal_ref is record.journal_ref
+        and doi == record.doi
+        and links is record.links
+    ):
+        return record  # the common case: nothing to tidy, no second object per paper
     # Built directly, not with dataclasses.replace: this runs for every paper ingested.
     return PaperRecord(
         id=record.id,
         version=record.version,
         title=title,
-        abstract=clamp(clean_text(record.abstract), MAX_ABSTRACT_CHARS),
-        authors=_clean_authors(record.authors),
-        categories=_categories(record.categories),
+        abstract=abstract,
+        authors=authors,
+        categories=categories,
         published=record.published,
         updated=record.updated,
-        source=record.source[:SOURCE_CHARS],
-        comment=clamp(clean_text(record.comment), MAX_NOTE_CHARS),
-        journal_ref=clamp(clean_text(record.journal_ref), MAX_NOTE_CHARS),
-        doi=doi if len(doi) <= DOI_CHARS and " " not in doi else "",
-        links=_links(record.links),
+        source=source,
+        comment=comment,
+        journal_ref=journal_ref,
+        doi=doi,
+        links=links,
         announce_type=record.announce_type,
         authoritative=record.authoritative,
     )
@@ -136,6 +162,8 @@ def _plain_http(url: str) -> bool:
 
 
 def _clean_authors(authors: tuple[Author, ...]) -> tuple[Author, ...]:
+    if len(authors) <= MAX_AUTHORS and _all_clean(authors):
+        return authors
     if len(authors) > MAX_AUTHORS:
         authors = authors[:MAX_AUTHORS]
     cleaned = tuple(a for a in map(_clean_author, authors) if a is not None)
@@ -143,6 +171,43 @@ def _clean_authors(authors: tuple[Author, ...]) -> tuple[Author, ...]:
     if len(cleaned) == len(authors) and all(map(operator.is_, cleaned, authors)):
         return authors
     return cleaned
+
+
+def _all_clean(authors: tuple[Author, ...]) -> bool:
+    """True when cleaning would keep every name and affiliation as it is.
+
+    One C-level check of all names (then of all affiliations) joined by "|" instead of a
+    Python call per string: a list of a thousand authors costs about as much as a title.
+    "|" is a printable starter that composes with nothing, so the joined text is printable,
+    tidy and NFC exactly when every part is, and an empty or space-padded part shows as
+    "||", "| " or " |" (a name holding one of those only takes the slow path).
+    """
+    if not authors:
+        return True
+    names = [a.name for a in authors]
+    if not _tidy_parts(names, MAX_NAME_CHARS):
+        return False
+    affiliations = [a.affiliations for a in authors if a.affiliations]
+    if not affiliations:
+        return True
+    if max(map(len, affiliations)) > MAX_AFFILIATIONS:
+        return False
+    return _tidy_parts([x for affs in affiliations for x in affs], MAX_AFFILIATION_CHARS)
+
+
+def _tidy_parts(parts: list[str], limit: int) -> bool:
+    joined = "|".join(parts)
+    return (
+        max(map(len, parts)) <= limit
+        and joined.isprintable()
+        and joined[:1] not in ("", " ", "|")
+        and joined[-1:] not in (" ", "|")
+        and "  " not in joined
+        and "||" not in joined
+        and "| " not in joined
+        and " |" not in joined
+        and (joined.isascii() or unicodedata.is_normalized("NFC", joined))
+    )
 
 
 def _clean_author(author: Author) -> Author | None:

@@ -19,20 +19,25 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import JSON, select
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from bot.store.columns import UTCDateTime
+from bot.store.columns import UTCDateTime, sqlite_time
 from bot.store.records import PAPER
 from bot.timeutil import as_utc
 
 _COLUMNS = tuple(column.name for column in PAPER.columns)
 _JSON = frozenset(c.name for c in PAPER.columns if isinstance(c.type, JSON))
 _TIMES = frozenset(c.name for c in PAPER.columns if isinstance(c.type, UTCDateTime))
-_SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"  # how SQLAlchemy's DateTime stores naive UTC on SQLite
+# Positions of the columns the driver cannot take as they are (see `_sqlite_rows`).
+_JSON_AT = tuple(i for i, name in enumerate(_COLUMNS) if name in _JSON)
+_TIME_AT = tuple(i for i, name in enumerate(_COLUMNS) if name in _TIMES)
+_VALUES = itemgetter(*_COLUMNS)
+_ENCODE = json.JSONEncoder().encode  # json.dumps with its defaults, without its per-call checks
 _NAMES = ", ".join(_COLUMNS)
 # Built from the model's own column names and types, never from input.
 _MARKS = ", ".join("?" * len(_COLUMNS))
@@ -48,12 +53,23 @@ _PG_INSERT = (
 _CHUNK = 500
 
 
-def _sqlite_value(name: str, value: Any) -> Any:
-    if name in _JSON:
-        return json.dumps(value)
-    if name in _TIMES:
-        return as_utc(value).strftime(_SQLITE_TIME)
-    return value
+def _sqlite_rows(rows: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """The rows as the driver's parameter lists: JSON as text, times as SQLAlchemy writes
+    them. A batch shares `now` and most papers' two dates: each time is formatted once."""
+    times: dict[datetime, str] = {}
+    out: list[tuple[Any, ...]] = []
+    for row in rows:
+        values = list(_VALUES(row))
+        for i in _JSON_AT:
+            values[i] = _ENCODE(values[i])
+        for i in _TIME_AT:
+            when = values[i]
+            text = times.get(when)
+            if text is None:
+                text = times[when] = sqlite_time(when)
+            values[i] = text
+        out.append(tuple(values))  # SQLAlchemy takes a list of tuples as executemany
+    return out
 
 
 async def insert_new_papers(
@@ -72,16 +88,7 @@ async def insert_new_papers(
 async def _insert_sqlite(
     conn: AsyncConnection, rows: Sequence[dict[str, Any]], now: datetime
 ) -> list[str]:
-    values = [
-        tuple(
-            row[name]
-            if name not in _JSON and name not in _TIMES
-            else _sqlite_value(name, row[name])
-            for name in _COLUMNS
-        )
-        for row in rows
-    ]
-    result = await conn.exec_driver_sql(_SQLITE_INSERT, values)
+    result = await conn.exec_driver_sql(_SQLITE_INSERT, _sqlite_rows(rows))
     ids = [row["id"] for row in rows]
     if result.rowcount == len(rows):
         return ids
