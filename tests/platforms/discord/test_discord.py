@@ -14,6 +14,7 @@ from aiohttp import web
 from discord.http import Route
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.chat.queue import CommandWork
 from bot.config import Settings
 from bot.outbox.channel import Delivered, Failed, Retry
 from bot.platforms.discord.app import PapersBot, invite_url, sync_commands, use_discord_api_url
@@ -174,13 +175,17 @@ async def _invoke(bot: PapersBot, command: list[dict[str, Any]], *, manage: bool
 
 
 async def test_commands_run_through_app_commands_and_reply_without_mentions(
-    discord_api: tuple[FakeDiscord, str], sessions: async_sessionmaker[AsyncSession]
+    discord_api: tuple[FakeDiscord, str],
+    sessions: async_sessionmaker[AsyncSession],
+    command_work: CommandWork,
 ) -> None:
     fake, base = discord_api
     await add_topics(sessions)
     settings = Settings(discord_token="tkn", discord_application_id="222", discord_api_url=base)
     use_discord_api_url(settings.discord_api_url)
-    async with PapersBot(settings=settings, sessions=sessions, deps=make_deps()) as bot:
+    async with PapersBot(
+        settings=settings, sessions=sessions, deps=make_deps(), work=command_work
+    ) as bot:
         await bot.login("tkn")
         await _invoke(bot, _sub("follow", topic="rl-for-llm-agents"), manage=False)
         await _invoke(bot, _sub("follow", topic="rl-for-llm-agents"))
