@@ -47,8 +47,9 @@ class CommandQueue:
     """`workers` FIFOs on one thread, at most `capacity` jobs waiting or running in all.
 
     `submit` and `call` may be used from any thread; the thread starts with the first
-    job. `on_stop` runs on the queue's own loop once it has drained (it closes what the
-    jobs used there, such as their database engine).
+    job. `on_stop` (and what `at_stop` adds) runs on the queue's own loop once it has
+    drained, last added first: it closes what the jobs used there (their database engine,
+    their HTTP session).
     """
 
     def __init__(
@@ -65,7 +66,7 @@ class CommandQueue:
         self.capacity = capacity
         self.refused = 0  # commands answered "busy" since start
         self._name = name
-        self._on_stop = on_stop
+        self._on_stop: list[Callable[[], Awaitable[None]]] = [on_stop] if on_stop else []
         self._lock = threading.Lock()
         self._pending = 0
         self._closing = False
@@ -134,6 +135,10 @@ class CommandQueue:
         if not future.cancelled() and future.exception() is not None:
             log.error("chat.home_failed", exc_info=future.exception())
 
+    def at_stop(self, close: Callable[[], Awaitable[None]]) -> None:
+        """Run `close` on the queue's loop when it stops (before what was added earlier)."""
+        self._on_stop.append(close)
+
     async def join(self) -> None:
         """Wait until every accepted job has finished (tests, graceful stops)."""
         if self._loop is None or self._stopped.is_set():
@@ -147,9 +152,9 @@ class CommandQueue:
             self._closing = True
             loop, thread = self._loop, self._thread
         if loop is None or thread is None:
-            if self._on_stop is not None and not self._stopped.is_set():
+            if not self._stopped.is_set():
                 self._stopped.set()
-                await self._on_stop()  # never started: nothing ran on another loop
+                await self._run_stops()  # never started: nothing ran on another loop
             return
         if not self._stopped.is_set():
             stopping = asyncio.run_coroutine_threadsafe(self._stop(drain_seconds), loop)
@@ -194,6 +199,13 @@ class CommandQueue:
                 if idle and self._idle is not None:
                     self._idle.set()
 
+    async def _run_stops(self) -> None:
+        for close in reversed(self._on_stop):
+            try:
+                await close()
+            except Exception:
+                log.exception("chat.queue_stop_failed")
+
     async def _drained(self) -> None:
         assert self._idle is not None
         while self._pending:
@@ -208,11 +220,7 @@ class CommandQueue:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self._on_stop is not None:
-            try:
-                await self._on_stop()
-            except Exception:
-                log.exception("chat.queue_stop_failed")
+        await self._run_stops()
         self._stopped.set()
         asyncio.get_running_loop().stop()
 

@@ -32,7 +32,6 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -55,6 +54,7 @@ from bot.platforms.slack.render import (
     render_pressed,
     render_reply,
 )
+from bot.platforms.slack.respond import Respond, ThreadHttp, web_client
 from bot.platforms.slack.route import EVENTS_PATH, REQUEST_DIGEST, install_slack_routes
 from bot.subscriptions.marking import leaning_word, parse_leaning
 from bot.types import Leaning, Platform
@@ -71,26 +71,17 @@ FOREIGN_TEAM = "This app is installed in another workspace."
 SOMETHING_WRONG = "Something went wrong on our side: try again in a minute."
 
 
-def _web_client(settings: Settings) -> AsyncWebClient:
-    # Commands retry only a dropped connection, once; the outbox owns delivery retries.
-    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
-    return AsyncWebClient(
-        token=token,
-        base_url=settings.slack_api_url,
-        timeout=int(min(settings.http_timeout_seconds, 10)),
-        retry_handlers=[AsyncConnectionErrorRetryHandler(max_retry_count=1)],
-    )
-
-
 def _installed_team(context: Mapping[str, Any]) -> str | None:
     result = context.get("authorize_result")
     return getattr(result, "team_id", None)
 
 
-def _channel_checker(client: AsyncWebClient) -> Any:
+def _channel_checker(http: ThreadHttp) -> Any:
+    """Can the bot post in the channel? Asked from the command thread, over its session."""
+
     async def check(ctx: CommandContext) -> str | None:
         try:
-            info = await client.conversations_info(channel=ctx.channel)
+            info = await http.web_client().conversations_info(channel=ctx.channel)
         except SlackApiError as exc:
             if slack_error(exc) in ("channel_not_found", "not_in_channel"):
                 return INVITE_FIRST
@@ -110,6 +101,7 @@ class SlackHandlers:
     # Work after the ack runs on the command queue's thread, bounded, with its own
     # sessions, so a burst of commands never holds up the acks' loop (Slack: 3 s).
     work: CommandWork
+    http: ThreadHttp  # the command thread's answers (response_url) and Web API calls
     client: AsyncWebClient | None = None  # posts threaded answers of `/papers ask`
     ask_limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(4))
 
@@ -133,6 +125,12 @@ class SlackHandlers:
             return Reply(title=SOMETHING_WRONG, error=True)
         return reply
 
+    def answerer(self, body: dict[str, Any], respond: Respond) -> Respond:
+        """How work on the command thread answers: over that thread's session to the
+        request's response_url (Bolt's `respond` when there is none)."""
+        url = body.get("response_url")
+        return self.http.respond(str(url)) if url else respond
+
     async def skip_seen_events(self, body: dict[str, Any], next: Any) -> BoltResponse | None:
         """Slack retries an event up to three times; the processed_event table answers once."""
         event_id = body.get("event_id") if body.get("type") == "event_callback" else None
@@ -153,7 +151,7 @@ class SlackHandlers:
             log.warning("slack.foreign_team", extra={"team_id": team})
 
             async def refuse() -> None:
-                await respond(text=FOREIGN_TEAM, response_type="ephemeral")
+                await self.answerer(body, respond)(text=FOREIGN_TEAM, response_type="ephemeral")
 
             if self.work.queue.submit(team, refuse):
                 await ack()
@@ -172,12 +170,13 @@ class SlackHandlers:
         )
         text, digest = str(body.get("text", "")), context.get(REQUEST_DIGEST)
         home = asyncio.get_running_loop()
+        answer = self.answerer(body, respond)
 
         async def work() -> None:
             reply = await self.run_for(ctx, text, digest)
             if reply is None:
                 return
-            await respond(**render_reply(reply))
+            await answer(**render_reply(reply))
             if reply.followup is not None and self.client is not None:
                 # `/papers ask`: acknowledged above; the answer follows when it is ready,
                 # on the acks' loop (the asker's clients live there), so this person's
@@ -214,10 +213,12 @@ class SlackHandlers:
         else:
             text = f"alert mute {action.get('value', '')} 1w"
 
+        answer = self.answerer(body, respond)
+
         async def work() -> None:
             reply = await self.run_for(ctx, text)  # the route claimed this request already
             if reply is not None:
-                await respond(**render_reply(replace(reply, ephemeral=True)))
+                await answer(**render_reply(replace(reply, ephemeral=True)))
 
         if not self.work.queue.submit(f"{team}:{ctx.user}", work):
             await respond(text=BUSY, response_type="ephemeral", replace_original=False)
@@ -236,6 +237,7 @@ class SlackHandlers:
                 text="This app is installed in another workspace.", response_type="ephemeral"
             )
             return
+        answer = self.answerer(body, respond)
         action = (body.get("actions") or [{}])[0]
         value = str(action.get("value", ""))[:300]
         undo = action.get("action_id") == UNDO_REACTION_ACTION
@@ -264,7 +266,7 @@ class SlackHandlers:
                 shown = (pressed.undo[0], leaning_word(pressed.undo[1]))
             message = render_pressed(pressed.reply, shown)
             message["replace_original"] = undo  # the Undo's answer takes the place of "Noted"
-            await respond(**message)
+            await answer(**message)
 
         # The same bounded queue as commands: a click burst never starves the acks.
         if not self.work.queue.submit(f"{team}:{ctx.user}", work):
@@ -322,7 +324,7 @@ def build_slack_app(
             "PAPERTIDE_SLACK_SIGNING_SECRET is empty; copy the app's signing secret",
             variable="PAPERTIDE_SLACK_SIGNING_SECRET",
         )
-    client = client or _web_client(settings)
+    client = client or web_client(settings)
     app = AsyncApp(
         signing_secret=settings.slack_signing_secret.get_secret_value(),
         client=client,
@@ -331,10 +333,13 @@ def build_slack_app(
         # instead of running them in a task and polling for the ack every 10 ms.
         process_before_response=True,
     )
+    http = ThreadHttp(settings)
+    work.queue.at_stop(http.close)
     handlers = SlackHandlers(
         sessions=sessions,
-        deps=replace(deps, check_channel=_channel_checker(client), command=settings.slack_command),
+        deps=replace(deps, check_channel=_channel_checker(http), command=settings.slack_command),
         work=work,
+        http=http,
         client=client,
     )
     app.middleware(handlers.skip_seen_events)
