@@ -7,15 +7,18 @@ work waiting. Commands of one person (one `key`) always land on the same worker,
 they run and are answered in the order they were typed ("follow x" then "unfollow x"
 never swap). When the bound is reached `submit` says no at once, and the adapter
 answers "busy, try again" in the ack itself: nothing is dropped silently and the
-backlog, hence the answer latency, cannot grow without limit.
+backlog, hence the answer latency, cannot grow without limit. The bound is a number of
+jobs (`capacity`) and, with `wait_budget`, a time: a job is refused when the jobs ahead
+of it would take longer than the budget at the rate jobs finished lately.
 
-The workers run on their own thread with their own event loop. A command costs 5-40
-database round trips; on the acks' loop every one of them waited behind a whole loop
-turn of ack work, so under load the answers fell ever further behind the acks. Here the
-acks' loop only counts, hands the job across (`call_soon_threadsafe`) and returns. A
-job therefore must only use what belongs to this thread: `CommandWork.sessions` (an
-engine of its own, opened and disposed on this loop) and clients that open their
-connections per call; what belongs to the caller's loop is reached with `home`.
+The workers run on their own thread with their own event loop. A command costs a few
+database round trips, each several awaits; on the acks' loop every one of them waited
+behind a whole loop turn of ack work, so under load the answers fell ever further behind
+the acks. Here the acks' loop only counts, hands the job across (`call_soon_threadsafe`)
+and returns. A job therefore must only use what belongs to this thread:
+`CommandWork.sessions` (an engine of its own, opened and disposed on this loop) and
+clients that open their connections per call (or on this loop); what belongs to the
+caller's loop is reached with `home`.
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
+import time
 import zlib
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -41,6 +46,10 @@ BUSY = "papertide is busy right now: nothing was done. Try again in a few second
 WORKERS = 8
 CAPACITY = 64
 DRAIN_SECONDS = 30.0  # at shutdown: accepted commands get this long to be answered
+# A command is taken only if the jobs ahead of it should be done within this many seconds
+# at the rate jobs finished lately: under a flood the backlog is bounded by time, not only
+# by CAPACITY, so an accepted command is answered in about a second, the rest "busy".
+WAIT_BUDGET = 0.5
 
 
 class CommandQueue:
@@ -58,6 +67,8 @@ class CommandQueue:
         workers: int = WORKERS,
         capacity: int = CAPACITY,
         on_stop: Callable[[], Awaitable[None]] | None = None,
+        wait_budget: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
         name: str = "papertide-commands",
     ) -> None:
         if workers < 1 or capacity < 1:
@@ -65,6 +76,9 @@ class CommandQueue:
         self.workers = workers
         self.capacity = capacity
         self.refused = 0  # commands answered "busy" since start
+        self.wait_budget = wait_budget  # None: bounded by `capacity` alone
+        self._clock = clock
+        self._finished: deque[float] = deque(maxlen=capacity)  # when the last jobs ended
         self._name = name
         self._on_stop: list[Callable[[], Awaitable[None]]] = [on_stop] if on_stop else []
         self._lock = threading.Lock()
@@ -87,7 +101,7 @@ class CommandQueue:
         """Queue `job` behind the earlier jobs of `key`; False (nothing queued) when full or
         stopping."""
         with self._lock:
-            if self._closing or self._pending >= self.capacity:
+            if self._closing or self._pending >= self.capacity or self._over_budget():
                 self.refused += 1
                 refused = self.refused
                 accepted = False
@@ -105,6 +119,21 @@ class CommandQueue:
         assert self._loop is not None
         self._loop.call_soon_threadsafe(queue.put_nowait, job)
         return True
+
+    def _over_budget(self) -> bool:
+        """Would a new job wait more than `wait_budget`, judged by how fast jobs finished in
+        the last 4 budgets? Only once every worker is busy and that rate is known (a burst
+        after a quiet hour is bounded by `capacity` until it is)."""
+        if self.wait_budget is None or self._pending < self.workers:
+            return False
+        now = self._clock()
+        recent = self._finished
+        while recent and recent[0] < now - 4 * self.wait_budget:
+            recent.popleft()
+        if len(recent) < max(2, self.workers):
+            return False
+        per_second = (len(recent) - 1) / max(now - recent[0], self.wait_budget / 4)
+        return self._pending >= per_second * self.wait_budget
 
     def call(
         self, key: str, work: Callable[[], Awaitable[T]]
@@ -195,6 +224,7 @@ class CommandQueue:
             finally:
                 with self._lock:
                     self._pending -= 1
+                    self._finished.append(self._clock())
                     idle = self._pending == 0
                 if idle and self._idle is not None:
                     self._idle.set()

@@ -13,7 +13,7 @@ from bot.ask.answer import Answer, TopicRef
 from bot.ask.service import Asker
 from bot.catalog.stats import load_topic_momentum
 from bot.chat.commands import CommandDeps
-from bot.chat.queue import CAPACITY, WORKERS, CommandQueue, CommandWork
+from bot.chat.queue import CAPACITY, WAIT_BUDGET, WORKERS, CommandQueue, CommandWork
 from bot.config import Settings
 from bot.ingest.safeurl import fetch_limited
 from bot.matching.query import check_query
@@ -86,5 +86,7 @@ def build_command_work(
     the queue's thread (an engine's connections belong to the loop that opened them) and
     disposed there when the queue stops."""
     engine = create_engine(database_url)
-    queue = CommandQueue(workers=workers, capacity=capacity, on_stop=engine.dispose)
+    queue = CommandQueue(
+        workers=workers, capacity=capacity, wait_budget=WAIT_BUDGET, on_stop=engine.dispose
+    )
     return CommandWork(queue=queue, sessions=session_factory(engine))

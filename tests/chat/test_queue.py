@@ -160,3 +160,27 @@ def test_a_queue_needs_a_worker_and_a_slot() -> None:
         CommandQueue(workers=0)
     with pytest.raises(ValueError, match="at least one worker"):
         CommandQueue(capacity=0)
+
+
+async def test_a_flood_is_bounded_by_the_wait_it_would_cause_not_only_by_capacity() -> None:
+    now = [100.0]  # a clock the jobs move: each job "takes" half a second
+    queue = CommandQueue(workers=1, capacity=50, wait_budget=1.0, clock=lambda: now[0])
+
+    async def half_a_second() -> None:
+        now[0] += 0.5
+
+    for _ in range(3):  # the rate is learnt: two jobs a second
+        assert queue.submit("U1", half_a_second)
+    await queue.join()
+    gate = threading.Event()
+    done: list[int] = []
+    assert queue.submit("U1", gated(gate, done, 1))  # one ahead: about half a second
+    assert queue.submit("U1", gated(gate, done, 2))  # two ahead: about a second
+    assert not queue.submit("U1", gated(gate, done, 3))  # would wait past the budget
+    assert queue.pending == 2  # far below the capacity of 50
+    gate.set()
+    await queue.join()
+    now[0] += 60.0  # an hour of quiet later the old rate says nothing: capacity rules
+    assert all(queue.submit("U1", gated(gate, done, n)) for n in range(4, 10))
+    await queue.close()
+    assert done == [1, 2, 4, 5, 6, 7, 8, 9]
