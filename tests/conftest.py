@@ -18,7 +18,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlmodel import SQLModel
 
+from bot.chat.queue import CommandWork
 from bot.config import Settings
+from bot.service.chat_deps import build_command_work
 from bot.store.engine import create_engine, session_factory
 from bot.store.migrate import upgrade_sync
 
@@ -107,6 +109,15 @@ async def engine(db_url: str) -> AsyncIterator[AsyncEngine]:
 @pytest.fixture
 def sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return session_factory(engine)
+
+
+@pytest.fixture
+async def command_work(db_url: str) -> AsyncIterator[CommandWork]:
+    """The chat apps' command queue, on its own thread with its own engine (as `serve`
+    builds it), drained and stopped at the end of the test."""
+    work = build_command_work(db_url)
+    yield work
+    await work.queue.close()
 
 
 @pytest.fixture

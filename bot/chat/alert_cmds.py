@@ -11,6 +11,7 @@ from bot.chat.text import format_duration, parse_duration
 from bot.errors import PapertideError, QueryError
 from bot.matching.query import CheckedQuery, query_problem
 from bot.outbox.targets import find_target
+from bot.store.models import Target
 from bot.subscriptions import alerts as stored
 from bot.subscriptions.addresses import AddressError, normalize_address
 from bot.subscriptions.chat_digest import request_digest, stop_digest
@@ -27,14 +28,18 @@ async def alerts(
     target = await find_target(
         session=session, platform=ctx.platform, workspace=ctx.workspace, address=ctx.user
     )
+    return Reply(title="Your alerts", lines=await alert_lines(session, target, deps))
+
+
+async def alert_lines(
+    session: AsyncSession, target: Target | None, deps: CommandDeps
+) -> tuple[str, ...]:
+    """One line per alert of the person's own `target` (None: they have none yet)."""
     found = [] if target is None else await stored.list_alerts(session=session, target=target)
     if not found:
-        return Reply(
-            title="Your alerts", lines=(f"No alerts: `{deps.command} alert add <query>`.",)
-        )
+        return (f"No alerts: `{deps.command} alert add <query>`.",)
     now = deps.now()
-    lines = tuple(_alert_line(a.id, a.query, a.muted_until, now, deps) for a in found)
-    return Reply(title="Your alerts", lines=lines)
+    return tuple(_alert_line(a.id, a.query, a.muted_until, now, deps) for a in found)
 
 
 def _alert_line(

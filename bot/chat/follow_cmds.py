@@ -22,7 +22,7 @@ from bot.chat.context import (
 )
 from bot.chat.text import format_duration, parse_duration
 from bot.outbox.quiet_hours import QuietHoursError, parse_quiet_hours
-from bot.outbox.targets import enable_target, find_target
+from bot.outbox.targets import enable_target, find_targets
 from bot.subscriptions import follows
 
 log = logging.getLogger(__name__)
@@ -71,15 +71,16 @@ async def list_follows(
     lines: list[str] = []
     now = deps.now()
     places = [("You", ctx.user)] + ([] if ctx.is_dm else [("This channel", ctx.channel)])
+    # Three queries whatever is followed: the targets, their follows, the person's alerts.
+    targets = await find_targets(
+        session=session, platform=ctx.platform, workspace=ctx.workspace,
+        addresses=[address for _, address in places],
+    )  # fmt: skip
+    ids = [t.id for t in targets.values() if t.id is not None]
+    follows_of = await follows.subscriptions_of(session=session, target_ids=ids)
     for label, address in reversed(places):
-        target = await find_target(
-            session=session, platform=ctx.platform, workspace=ctx.workspace, address=address
-        )
-        followed = (
-            []
-            if target is None
-            else await follows.list_subscriptions(session=session, target=target)
-        )
+        target = targets.get(address)
+        followed = [] if target is None or target.id is None else follows_of[target.id]
         names = []
         for sub, topic in followed:
             muted = sub.muted_until is not None and sub.muted_until > now
@@ -87,7 +88,7 @@ async def list_follows(
         lines.append(
             f"{label} follow{'s' if label != 'You' else ''}: " + ("; ".join(names) or "nothing yet")
         )
-    lines.extend((await alert_cmds.alerts(session, ctx, [], deps)).lines)
+    lines.extend(await alert_cmds.alert_lines(session, targets.get(ctx.user), deps))
     return Reply(title="Follows and alerts", lines=tuple(lines))
 
 

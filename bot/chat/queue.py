@@ -1,4 +1,4 @@
-"""The work of chat commands after their acknowledgement: bounded, apart from the ack path.
+"""The work of chat commands after their acknowledgement: bounded, on a thread of its own.
 
 A platform must acknowledge a command within seconds (Slack: 3 s) and the ack must not
 wait for the database. So the adapter acks and hands the command's work to a
@@ -7,34 +7,90 @@ work waiting. Commands of one person (one `key`) always land on the same worker,
 they run and are answered in the order they were typed ("follow x" then "unfollow x"
 never swap). When the bound is reached `submit` says no at once, and the adapter
 answers "busy, try again" in the ack itself: nothing is dropped silently and the
-backlog, hence the answer latency, cannot grow without limit.
+backlog, hence the answer latency, cannot grow without limit. The bound is a number of
+jobs (`capacity`) and, with `wait_budget`, a time: a job is refused when the jobs ahead
+of it would take longer than the budget at the rate jobs finished lately.
+
+The workers run on their own thread with their own event loop. A command costs a few
+database round trips, each several awaits; on the acks' loop every one of them waited
+behind a whole loop turn of ack work, so under load the answers fell ever further behind
+the acks. Here the acks' loop only counts, hands the job across (`call_soon_threadsafe`)
+and returns. A job therefore must only use what belongs to this thread:
+`CommandWork.sessions` (an engine of its own, opened and disposed on this loop) and
+clients that open their connections per call (or on this loop); what belongs to the
+caller's loop is reached with `home`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
+import threading
+import time
 import zlib
-from collections.abc import Awaitable, Callable
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 Job = Callable[[], Awaitable[None]]
 BUSY = "papertide is busy right now: nothing was done. Try again in a few seconds."
+# Command work after the ack: this many workers (each a FIFO: one person's commands stay
+# in order), at most this many commands waiting or running, then "busy" at once.
+WORKERS = 8
+CAPACITY = 64
+DRAIN_SECONDS = 30.0  # at shutdown: accepted commands get this long to be answered
+# A command is taken only if the jobs ahead of it should be done within this many seconds
+# at the rate jobs finished lately: under a flood the backlog is bounded by time, not only
+# by CAPACITY, so an accepted command is answered in about a second, the rest "busy".
+WAIT_BUDGET = 0.5
 
 
 class CommandQueue:
-    """`workers` FIFOs, at most `capacity` jobs waiting or running in all of them."""
+    """`workers` FIFOs on one thread, at most `capacity` jobs waiting or running in all.
 
-    def __init__(self, *, workers: int = 8, capacity: int = 64) -> None:
+    `submit` and `call` may be used from any thread; the thread starts with the first
+    job. `on_stop` (and what `at_stop` adds) runs on the queue's own loop once it has
+    drained, last added first: it closes what the jobs used there (their database engine,
+    their HTTP session).
+    """
+
+    def __init__(
+        self,
+        *,
+        workers: int = WORKERS,
+        capacity: int = CAPACITY,
+        on_stop: Callable[[], Awaitable[None]] | None = None,
+        wait_budget: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        name: str = "papertide-commands",
+    ) -> None:
         if workers < 1 or capacity < 1:
             raise ValueError("a command queue needs at least one worker and one slot")
         self.workers = workers
         self.capacity = capacity
-        self._pending = 0
         self.refused = 0  # commands answered "busy" since start
+        self.wait_budget = wait_budget  # None: bounded by `capacity` alone
+        self._clock = clock
+        self._finished: deque[float] = deque(maxlen=capacity)  # when the last jobs ended
+        self._name = name
+        self._on_stop: list[Callable[[], Awaitable[None]]] = [on_stop] if on_stop else []
+        self._lock = threading.Lock()
+        self._pending = 0
+        self._closing = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
         self._queues: list[asyncio.Queue[Job]] = []
         self._tasks: list[asyncio.Task[None]] = []
+        self._idle: asyncio.Event | None = None  # set on the queue's loop when pending is 0
+        self._stopped = threading.Event()
+        self._homes: set[concurrent.futures.Future[None]] = set()
 
     @property
     def pending(self) -> int:
@@ -42,22 +98,120 @@ class CommandQueue:
         return self._pending
 
     def submit(self, key: str, job: Job) -> bool:
-        """Queue `job` behind the earlier jobs of `key`; False (nothing queued) when full."""
-        if self._pending >= self.capacity:
-            self.refused += 1
-            if self.refused % 100 == 1:  # one line per hundred: a flood must not flood the log
-                log.warning("chat.queue_full", extra={"refused": self.refused})
+        """Queue `job` behind the earlier jobs of `key`; False (nothing queued) when full or
+        stopping."""
+        with self._lock:
+            if self._closing or self._pending >= self.capacity or self._over_budget():
+                self.refused += 1
+                refused = self.refused
+                accepted = False
+            else:
+                self._pending += 1
+                accepted = True
+                if self._thread is None:
+                    self._start()
+        if not accepted:
+            if refused % 100 == 1:  # one line per hundred: a flood must not flood the log
+                log.warning("chat.queue_full", extra={"refused": refused})
             return False
-        if not self._tasks:
-            self._start()
-        self._pending += 1
         # crc32, not hash(): the same person lands on the same worker in every process run.
-        self._queues[zlib.crc32(key.encode()) % self.workers].put_nowait(job)
+        queue = self._queues[zlib.crc32(key.encode()) % self.workers]
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(queue.put_nowait, job)
         return True
 
+    def _over_budget(self) -> bool:
+        """Would a new job wait more than `wait_budget`, judged by how fast jobs finished in
+        the last 4 budgets? Only once every worker is busy and that rate is known (a burst
+        after a quiet hour is bounded by `capacity` until it is)."""
+        if self.wait_budget is None or self._pending < self.workers:
+            return False
+        now = self._clock()
+        recent = self._finished
+        while recent and recent[0] < now - 4 * self.wait_budget:
+            recent.popleft()
+        if len(recent) < max(2, self.workers):
+            return False
+        per_second = (len(recent) - 1) / max(now - recent[0], self.wait_budget / 4)
+        return self._pending >= per_second * self.wait_budget
+
+    def call(
+        self, key: str, work: Callable[[], Awaitable[T]]
+    ) -> concurrent.futures.Future[T] | None:
+        """Like `submit`, for work whose result the caller awaits (`asyncio.wrap_future`)
+        on its own loop; None when full. The work's exception is the future's."""
+        result: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        async def job() -> None:
+            if not result.set_running_or_notify_cancel():
+                return
+            try:
+                result.set_result(await work())
+            except BaseException as exc:  # the caller's await raises it
+                result.set_exception(exc)
+
+        return result if self.submit(key, job) else None
+
+    def home(self, coro: Coroutine[Any, Any, None], loop: asyncio.AbstractEventLoop) -> None:
+        """Run `coro` on `loop` (the acks' loop), for work that needs its clients; kept
+        referenced until done, a failure logged."""
+        future = asyncio.run_coroutine_threadsafe(coro, loop)
+        self._homes.add(future)
+        future.add_done_callback(self._home_done)
+
+    def _home_done(self, future: concurrent.futures.Future[None]) -> None:
+        self._homes.discard(future)
+        if not future.cancelled() and future.exception() is not None:
+            log.error("chat.home_failed", exc_info=future.exception())
+
+    def at_stop(self, close: Callable[[], Awaitable[None]]) -> None:
+        """Run `close` on the queue's loop when it stops (before what was added earlier)."""
+        self._on_stop.append(close)
+
+    async def join(self) -> None:
+        """Wait until every accepted job has finished (tests, graceful stops)."""
+        if self._loop is None or self._stopped.is_set():
+            return
+        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._drained(), self._loop))
+
+    async def close(self, *, drain_seconds: float = DRAIN_SECONDS) -> None:
+        """Refuse new jobs, let the accepted ones finish (at most `drain_seconds`), then
+        stop the thread. A job still running after that is cancelled and logged."""
+        with self._lock:
+            self._closing = True
+            loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            if not self._stopped.is_set():
+                self._stopped.set()
+                await self._run_stops()  # never started: nothing ran on another loop
+            return
+        if not self._stopped.is_set():
+            stopping = asyncio.run_coroutine_threadsafe(self._stop(drain_seconds), loop)
+            await asyncio.wrap_future(stopping)
+        await asyncio.to_thread(thread.join)
+
+    # --- the queue's own thread ------------------------------------------------------------
+
     def _start(self) -> None:
-        self._queues = [asyncio.Queue() for _ in range(self.workers)]
-        self._tasks = [asyncio.create_task(self._work(q)) for q in self._queues]
+        ready = threading.Event()
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+            self._loop = loop
+            self._idle = asyncio.Event()
+            self._queues = [asyncio.Queue() for _ in range(self.workers)]
+            self._tasks = [loop.create_task(self._work(q)) for q in self._queues]
+            ready.set()
+            try:
+                loop.run_forever()
+            finally:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name=self._name, daemon=True)
+        self._thread.start()
+        ready.wait()
 
     async def _work(self, queue: asyncio.Queue[Job]) -> None:
         while True:
@@ -68,17 +222,43 @@ class CommandQueue:
                 # A job answers its own failures; this only keeps the worker alive.
                 log.exception("chat.job_failed")
             finally:
-                self._pending -= 1
-                queue.task_done()
+                with self._lock:
+                    self._pending -= 1
+                    self._finished.append(self._clock())
+                    idle = self._pending == 0
+                if idle and self._idle is not None:
+                    self._idle.set()
 
-    async def join(self) -> None:
-        """Wait until every accepted job has finished (tests, graceful stops)."""
-        for queue in self._queues:
-            await queue.join()
+    async def _run_stops(self) -> None:
+        for close in reversed(self._on_stop):
+            try:
+                await close()
+            except Exception:
+                log.exception("chat.queue_stop_failed")
 
-    async def close(self) -> None:
-        """Stop the workers; jobs still queued are abandoned."""
+    async def _drained(self) -> None:
+        assert self._idle is not None
+        while self._pending:
+            self._idle.clear()
+            await self._idle.wait()
+
+    async def _stop(self, drain_seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self._drained(), drain_seconds)
+        except TimeoutError:
+            log.error("chat.queue_abandoned", extra={"pending": self._pending})
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._tasks, self._queues, self._pending = [], [], 0
+        await self._run_stops()
+        self._stopped.set()
+        asyncio.get_running_loop().stop()
+
+
+@dataclass(frozen=True, slots=True)
+class CommandWork:
+    """The command queue and the sessions its jobs use: an engine of the queue's own
+    thread (built by the composition root), never to be used on another loop."""
+
+    queue: CommandQueue
+    sessions: async_sessionmaker[AsyncSession]

@@ -55,16 +55,40 @@ async def ensure_targets(
 ) -> dict[str, Target]:
     """Get or create one target per address (value: the person to link, if any).
 
-    One INSERT … ON CONFLICT DO NOTHING for all of them, so concurrent callers still
-    yield one row per address; an existing row without a person gets the given one.
+    The rows are read first: a target is created once and used by every later command,
+    so the usual case is one SELECT. The missing ones get one INSERT … ON CONFLICT DO
+    NOTHING, so concurrent callers still yield one row per address, and are read again;
+    an existing row without a person gets the given one.
     """
     if not addresses:
         return {}
-    rows = [_row(platform, kind, workspace, a, p) for a, p in addresses.items()]
-    stmt = dialect_insert(session, Target).values(rows)
-    await session.execute(
-        stmt.on_conflict_do_nothing(index_elements=["platform", "workspace", "address"])
+    targets = await find_targets(
+        session=session, platform=platform, workspace=workspace, addresses=list(addresses)
     )
+    missing = [a for a in addresses if a not in targets]
+    if missing:
+        rows = [_row(platform, kind, workspace, a, addresses[a]) for a in missing]
+        stmt = dialect_insert(session, Target).values(rows)
+        await session.execute(
+            stmt.on_conflict_do_nothing(index_elements=["platform", "workspace", "address"])
+        )
+        targets.update(
+            await find_targets(
+                session=session, platform=platform, workspace=workspace, addresses=missing
+            )
+        )
+    for address, target in targets.items():
+        person_id = addresses[address]
+        if target.person_id is None and person_id is not None:
+            target.person_id = person_id  # created before the person was known
+    await session.flush()
+    return targets
+
+
+async def find_targets(
+    *, session: AsyncSession, platform: Platform, workspace: str, addresses: Sequence[str]
+) -> dict[str, Target]:
+    """The existing targets among `addresses`, by address, in one query."""
     found = await session.execute(
         select(Target).where(
             col(Target.platform) == str(platform),
@@ -72,13 +96,7 @@ async def ensure_targets(
             col(Target.address).in_(list(addresses)),
         )
     )
-    targets = {t.address: t for t in found.scalars()}
-    for address, target in targets.items():
-        person_id = addresses[address]
-        if target.person_id is None and person_id is not None:
-            target.person_id = person_id  # created before the person was known
-    await session.flush()
-    return targets
+    return {t.address: t for t in found.scalars()}
 
 
 async def get_or_create_target(

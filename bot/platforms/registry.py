@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
     from bot.chat.commands import CommandDeps
+    from bot.chat.queue import CommandWork
     from bot.outbox.channel import Channel
     from bot.platforms.transport import AiohttpTransport
 
@@ -42,6 +43,7 @@ class PlatformContext:
     # Its aiohttp transport, for the hottest sender (webhooks) to post through directly.
     direct_http: AiohttpTransport | None = None
     command_deps: CommandDeps | None = None  # set when chat apps run (serve)
+    commands: CommandWork | None = None  # the command queue and its thread's sessions (serve)
 
 
 @dataclass(frozen=True, slots=True)

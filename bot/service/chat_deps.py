@@ -13,10 +13,12 @@ from bot.ask.answer import Answer, TopicRef
 from bot.ask.service import Asker
 from bot.catalog.stats import load_topic_momentum
 from bot.chat.commands import CommandDeps
+from bot.chat.queue import CAPACITY, WAIT_BUDGET, WORKERS, CommandQueue, CommandWork
 from bot.config import Settings
 from bot.ingest.safeurl import fetch_limited
 from bot.matching.query import check_query
 from bot.matching.trial import test_query
+from bot.store.engine import create_engine, session_factory
 from bot.subscriptions.chat_digest import chat_digest_hook
 from bot.timeutil import utcnow
 from bot.web.common import Momentum
@@ -75,3 +77,16 @@ def library_fetcher(settings: Settings) -> Callable[[str], Awaitable[bytes]]:
         )  # fmt: skip
 
     return fetch
+
+
+def build_command_work(
+    database_url: str, *, workers: int = WORKERS, capacity: int = CAPACITY
+) -> CommandWork:
+    """The command queue with an engine of its own: the engine is only ever connected on
+    the queue's thread (an engine's connections belong to the loop that opened them) and
+    disposed there when the queue stops."""
+    engine = create_engine(database_url)
+    queue = CommandQueue(
+        workers=workers, capacity=capacity, wait_budget=WAIT_BUDGET, on_stop=engine.dispose
+    )
+    return CommandWork(queue=queue, sessions=session_factory(engine))

@@ -26,6 +26,7 @@ from bot.catalog.emerging_store import EmergingReport, ensure_emerging, refresh_
 from bot.catalog.momentum import last_complete_week
 from bot.catalog.sync import SyncReport, sync_catalog
 from bot.chat.commands import CommandDeps
+from bot.chat.queue import CommandWork
 from bot.config import Settings
 from bot.ingest.http import HttpDeps, build_http
 from bot.ingest.poll import OnNewMatches, OnProgress, PollResult, run_backfill, run_poll
@@ -38,7 +39,7 @@ from bot.outbox.pacing import build_pacing
 from bot.outbox.worker import Worker
 from bot.platforms.registry import PlatformContext, RouteInstaller, build_channels, build_parts
 from bot.service.ask_deps import build_asker, model_client, model_config
-from bot.service.chat_deps import command_deps, topic_momentum
+from bot.service.chat_deps import build_command_work, command_deps, topic_momentum
 from bot.service.checks import require_secret_key
 from bot.service.leader import Leadership
 from bot.service.runner import run_until_stopped, stop_on_signals
@@ -72,6 +73,7 @@ class Papertide:
     _delivery_transport: AiohttpTransport | None = None
     _channels: dict[Platform, Channel] | None = None
     _asker: Asker | None = None
+    _commands: CommandWork | None = None
     leader: Leadership | None = field(default=None)
     # Compiled once, then kept current before each poll from the store's change feed.
     matcher: LiveEngine = field(default_factory=LiveEngine)
@@ -182,6 +184,13 @@ class Papertide:
         """Everything `/papers` needs besides the store, for Slack and Discord alike."""
         return command_deps(self.settings, asker=self.asker())
 
+    def command_work(self) -> CommandWork:
+        """The one command queue (its own thread, loop and engine); drained at exit."""
+        if self._commands is None:
+            self._commands = build_command_work(self.settings.database_url)
+            self._stack.push_async_callback(self._commands.queue.close)
+        return self._commands
+
     def platform_context(self, *, chat: bool = False) -> PlatformContext:
         return PlatformContext(
             settings=self.settings,
@@ -189,6 +198,7 @@ class Papertide:
             http=self.delivery_http(),
             direct_http=self._delivery_transport,
             command_deps=self.command_deps() if chat else None,
+            commands=self.command_work() if chat else None,
         )
 
     def channels(self) -> dict[Platform, Channel]:
@@ -302,6 +312,9 @@ class Papertide:
                 await run_until_stopped(pieces, stop)
             finally:
                 scheduler.shutdown(wait=False)
+                # The web server and bots are down: no new command. Those accepted are
+                # answered (from the queue's thread) before the store closes.
+                await self.command_work().queue.close()
                 log.info("service.stop")
 
     async def _poll_job(self, source_name: str) -> None:

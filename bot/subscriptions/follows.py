@@ -8,7 +8,7 @@ so one workspace can never see or change another's rows.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime, time
 
 from sqlalchemy import delete, select, update
@@ -66,13 +66,26 @@ async def list_subscriptions(
     *, session: AsyncSession, target: Target
 ) -> list[tuple[Subscription, Topic]]:
     """The target's follows with their topics, by topic name."""
+    assert target.id is not None
+    return (await subscriptions_of(session=session, target_ids=[target.id]))[target.id]
+
+
+async def subscriptions_of(
+    *, session: AsyncSession, target_ids: Sequence[int]
+) -> dict[int, list[tuple[Subscription, Topic]]]:
+    """Each target's follows with their topics, by topic name, in one query."""
+    found: dict[int, list[tuple[Subscription, Topic]]] = {t: [] for t in target_ids}
+    if not found:
+        return found
     rows = await session.execute(
         select(Subscription, Topic)
         .join(Topic, col(Topic.id) == col(Subscription.topic_id))
-        .where(col(Subscription.target_id) == target.id)
+        .where(col(Subscription.target_id).in_(list(target_ids)))
         .order_by(col(Topic.name))
     )
-    return [(sub, topic) for sub, topic in rows.all()]
+    for sub, topic in rows.all():
+        found[sub.target_id].append((sub, topic))
+    return found
 
 
 async def followed_slugs(*, session: AsyncSession, target: Target) -> tuple[str, ...]:

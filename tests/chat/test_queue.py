@@ -1,35 +1,72 @@
-"""The command queue: bounded, in order per person, a failing job never stops a worker."""
+"""The command queue: bounded, in order per person, on a thread of its own, a failing job
+never stops a worker, and a stop answers every job it accepted."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections.abc import Awaitable, Callable
 
 import pytest
 
 from bot.chat.queue import CommandQueue
 
 
+def gated(gate: threading.Event, done: list[int], n: int) -> Callable[[], Awaitable[None]]:
+    """A job that waits for `gate` (set from the test's loop) without blocking its loop."""
+
+    async def run() -> None:
+        await asyncio.to_thread(gate.wait)
+        done.append(n)
+
+    return run
+
+
 async def test_a_full_queue_says_no_at_once_and_takes_work_again_when_it_drains() -> None:
     queue = CommandQueue(workers=2, capacity=3)
-    gate = asyncio.Event()
+    gate = threading.Event()
     done: list[int] = []
-
-    def job(n: int) -> object:
-        async def run() -> None:
-            await gate.wait()
-            done.append(n)
-
-        return run
-
-    assert [queue.submit(f"U{n}", job(n)) for n in range(5)] == [True, True, True, False, False]
+    assert [queue.submit(f"U{n}", gated(gate, done, n)) for n in range(5)] == [
+        True, True, True, False, False,
+    ]  # fmt: skip
     assert queue.pending == 3
+    assert queue.refused == 2
     gate.set()
     await queue.join()
     assert sorted(done) == [0, 1, 2]
     assert queue.pending == 0
-    assert queue.submit("U9", job(9))
+    assert queue.submit("U9", gated(gate, done, 9))
     await queue.join()
     assert done[-1] == 9
+    await queue.close()
+
+
+async def test_jobs_run_on_the_queues_own_thread_and_loop() -> None:
+    queue = CommandQueue(workers=2, capacity=10)
+    here = asyncio.get_running_loop()
+    seen: list[tuple[str, bool]] = []
+
+    async def where() -> str:
+        seen.append((threading.current_thread().name, asyncio.get_running_loop() is here))
+        return "done"
+
+    future = queue.call("U1", where)
+    assert future is not None
+    assert await asyncio.wrap_future(future) == "done"
+    assert seen == [("papertide-commands", False)]
+    await queue.close()
+
+
+async def test_call_hands_the_works_exception_to_the_caller() -> None:
+    queue = CommandQueue(workers=1, capacity=10)
+
+    async def boom() -> str:
+        raise LookupError("no such topic")
+
+    future = queue.call("U1", boom)
+    assert future is not None
+    with pytest.raises(LookupError, match="no such topic"):
+        await asyncio.wrap_future(future)
     await queue.close()
 
 
@@ -37,7 +74,7 @@ async def test_one_persons_jobs_run_in_the_order_they_came() -> None:
     queue = CommandQueue(workers=4, capacity=100)
     ran: list[tuple[str, int]] = []
 
-    def job(key: str, n: int) -> object:
+    def job(key: str, n: int) -> Callable[[], Awaitable[None]]:
         async def run() -> None:
             await asyncio.sleep(0 if n % 2 else 0.001)  # later jobs would overtake if they could
             ran.append((key, n))
@@ -74,8 +111,76 @@ async def test_a_failing_job_is_logged_and_the_worker_goes_on(
     await queue.close()
 
 
+async def test_close_finishes_every_accepted_job_then_refuses_and_stops_the_thread() -> None:
+    stopped_on: list[str] = []
+
+    async def on_stop() -> None:
+        stopped_on.append(threading.current_thread().name)
+
+    queue = CommandQueue(workers=2, capacity=10, on_stop=on_stop)
+    gate = threading.Event()
+    done: list[int] = []
+    for n in range(6):
+        assert queue.submit(f"U{n % 3}", gated(gate, done, n))
+    closing = asyncio.create_task(queue.close())
+    await asyncio.sleep(0)  # close has begun: it refuses from now on
+    assert not queue.submit("U9", gated(gate, done, 9))
+    assert not closing.done()
+    gate.set()
+    await closing
+    assert sorted(done) == [0, 1, 2, 3, 4, 5]  # nothing accepted was lost
+    assert stopped_on == ["papertide-commands"]  # after the jobs, on the queue's own loop
+    assert not any(t.name == "papertide-commands" for t in threading.enumerate())
+
+
+async def test_close_gives_up_on_a_job_that_never_ends_and_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    queue = CommandQueue(workers=1, capacity=10)
+    assert queue.submit("U1", asyncio.Event().wait)  # an Event of the queue's loop, never set
+    await queue.close(drain_seconds=0.05)
+    assert any(r.message == "chat.queue_abandoned" for r in caplog.records)
+    assert not any(t.name == "papertide-commands" for t in threading.enumerate())
+
+
+async def test_a_queue_never_used_closes_without_a_thread() -> None:
+    stopped: list[bool] = []
+
+    async def on_stop() -> None:
+        stopped.append(True)
+
+    queue = CommandQueue(on_stop=on_stop)
+    await queue.close()
+    assert stopped == [True]
+    assert not queue.submit("U1", asyncio.Event().wait)
+
+
 def test_a_queue_needs_a_worker_and_a_slot() -> None:
     with pytest.raises(ValueError, match="at least one worker"):
         CommandQueue(workers=0)
     with pytest.raises(ValueError, match="at least one worker"):
         CommandQueue(capacity=0)
+
+
+async def test_a_flood_is_bounded_by_the_wait_it_would_cause_not_only_by_capacity() -> None:
+    now = [100.0]  # a clock the jobs move: each job "takes" half a second
+    queue = CommandQueue(workers=1, capacity=50, wait_budget=1.0, clock=lambda: now[0])
+
+    async def half_a_second() -> None:
+        now[0] += 0.5
+
+    for _ in range(3):  # the rate is learnt: two jobs a second
+        assert queue.submit("U1", half_a_second)
+    await queue.join()
+    gate = threading.Event()
+    done: list[int] = []
+    assert queue.submit("U1", gated(gate, done, 1))  # one ahead: about half a second
+    assert queue.submit("U1", gated(gate, done, 2))  # two ahead: about a second
+    assert not queue.submit("U1", gated(gate, done, 3))  # would wait past the budget
+    assert queue.pending == 2  # far below the capacity of 50
+    gate.set()
+    await queue.join()
+    now[0] += 60.0  # an hour of quiet later the old rate says nothing: capacity rules
+    assert all(queue.submit("U1", gated(gate, done, n)) for n in range(4, 10))
+    await queue.close()
+    assert done == [1, 2, 4, 5, 6, 7, 8, 9]

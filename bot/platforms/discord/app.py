@@ -1,16 +1,20 @@
 """Discord adapter: one `app_commands.Group` named `papers`, handlers thin over bot.commands.
 
-Dependencies (sessions, CommandDeps) are built by the composition root and passed to
-the constructor. Personal answers are ephemeral; commands that may pass Discord's
-3-second window (`alert test`, `topics`) defer first. Changing a channel needs the
-Manage Channels permission (resolved for the member in that channel) unless
-PAPERTIDE_CHANNEL_CHANGES=everyone. Every reply sets allowed_mentions to none.
+Dependencies (sessions, CommandDeps, the command queue) are built by the composition
+root and passed to the constructor. A command's work runs on the command queue's
+thread (bot.chat.queue); this loop awaits its Reply and answers (Discord's HTTP client
+lives here). A full queue is answered "busy, try again" at once. Personal answers are
+ephemeral; commands that may pass Discord's 3-second window (`alert test`, `topics`)
+defer first, and so does any command whose work is not done within DEFER_AFTER s.
+Changing a channel needs the Manage Channels permission (resolved for the member in that
+channel) unless PAPERTIDE_CHANNEL_CHANGES=everyone. Every reply sets allowed_mentions to none.
 Clicks on the alerts' "More / Less like this" buttons arrive as component interactions
 and go to `buttons.answer_button` (`PapersBot.on_interaction`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import replace
 from typing import Any
@@ -22,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.catalog.lookup import search_topics
 from bot.chat.commands import CommandContext, CommandDeps, Reply, run_command
+from bot.chat.queue import BUSY, CommandWork
 from bot.chat.text import cut_text, show_mentions
 from bot.config import Settings
 from bot.errors import ConfigError
@@ -34,6 +39,7 @@ log = logging.getLogger(__name__)
 
 SLOW_COMMANDS = ("alert test", "topics", "import", "ask", "suggest")
 MAX_UPLOAD_BYTES = 5_000_000
+DEFER_AFTER = 1.5  # seconds: a queued command's answer would risk the 3-second window
 
 
 def _attachment_reader(file: discord.Attachment | None) -> Any:
@@ -45,6 +51,13 @@ def _attachment_reader(file: discord.Attachment | None) -> Any:
         if file.size > MAX_UPLOAD_BYTES:
             return None
         return await file.read()
+
+    return read
+
+
+def _bytes_reader(data: bytes | None) -> Any:
+    async def read() -> bytes | None:
+        return data
 
     return read
 
@@ -98,25 +111,50 @@ class PapersGroup(app_commands.Group):
     """`/papers …`: every command builds the text our one grammar parses."""
 
     def __init__(
-        self, *, sessions: async_sessionmaker[AsyncSession] | None, deps: CommandDeps | None
+        self,
+        *,
+        sessions: async_sessionmaker[AsyncSession] | None,
+        deps: CommandDeps | None,
+        work: CommandWork | None,
     ) -> None:
         super().__init__(name="papers", description="Follow research-paper topics and alerts")
-        self.sessions = sessions
+        self.sessions = sessions  # this loop's: topic autocomplete
         self.deps = deps
+        self.work = work
 
     async def run(
         self, interaction: discord.Interaction[Any], text: str, upload: Any = None
     ) -> None:
-        """Parse → act → reply; defer first when the work may pass 3 seconds."""
-        assert self.sessions is not None
+        """Parse → act (on the command queue) → reply; defer first when the work may pass
+        3 seconds."""
+        assert self.work is not None
         assert self.deps is not None
+        work, deps = self.work, self.deps
         slow = text.startswith(SLOW_COMMANDS)
         if slow:
             await interaction.response.defer(ephemeral=True, thinking=True)
-        async with self.sessions() as session:
-            ctx = replace(context_for(interaction), upload=upload)
-            reply = await run_command(session=session, ctx=ctx, text=text, deps=self.deps)
-            await session.commit()
+        if upload is not None:  # read here: the attachment comes through this loop's client
+            data = await upload()
+            upload = _bytes_reader(data)
+        ctx = replace(context_for(interaction), upload=upload)
+
+        async def act() -> Reply:
+            async with work.sessions() as session:
+                reply = await run_command(session=session, ctx=ctx, text=text, deps=deps)
+                await session.commit()
+            return reply
+
+        queued = work.queue.call(f"{ctx.workspace}:{ctx.user}", act)
+        if queued is None:
+            reply = Reply(title=BUSY, error=True)
+        else:
+            result = asyncio.wrap_future(queued)
+            if not slow:
+                done, _ = await asyncio.wait({result}, timeout=DEFER_AFTER)
+                if not done:
+                    slow = True
+                    await interaction.response.defer(ephemeral=True, thinking=True)
+            reply = await result
         if reply.followup is not None:
             await deliver_answer(interaction, reply)  # `/papers ask`: deferred above
             return
@@ -327,20 +365,21 @@ class PapersBot(discord.Client):
         settings: Settings,
         sessions: async_sessionmaker[AsyncSession] | None,
         deps: CommandDeps | None,
+        work: CommandWork | None = None,
     ) -> None:
         options: dict[str, Any] = {}
         if settings.discord_application_id:
             options["application_id"] = int(settings.discord_application_id)
         super().__init__(intents=discord.Intents(guilds=True), **options)
         self.tree = app_commands.CommandTree(self)
-        self.group = PapersGroup(sessions=sessions, deps=deps)
+        self.group = PapersGroup(sessions=sessions, deps=deps, work=work)
         self.tree.add_command(self.group)
-        self.sessions = sessions
+        self.work = work
 
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         """The "More / Less like this" buttons (the tree answers slash commands itself)."""
-        if self.sessions is not None and is_ours(interaction):
-            await answer_button(interaction, context_for(interaction), self.sessions)
+        if self.work is not None and is_ours(interaction):
+            await answer_button(interaction, context_for(interaction), self.work)
 
 
 def _token(settings: Settings) -> str:
@@ -352,11 +391,14 @@ def _token(settings: Settings) -> str:
 
 
 async def run_discord(
-    settings: Settings, sessions: async_sessionmaker[AsyncSession], deps: CommandDeps
+    settings: Settings,
+    sessions: async_sessionmaker[AsyncSession],
+    deps: CommandDeps,
+    work: CommandWork,
 ) -> None:
     """Connect to the gateway and answer `/papers` until cancelled; never syncs commands."""
     use_discord_api_url(settings.discord_api_url)
-    async with PapersBot(settings=settings, sessions=sessions, deps=deps) as bot:
+    async with PapersBot(settings=settings, sessions=sessions, deps=deps, work=work) as bot:
         await bot.start(_token(settings))
 
 

@@ -4,18 +4,20 @@ A click arrives as a component interaction (type 3) whose `data.custom_id` we wr
 (`papertide:more:<paper id>`, see render.py). Who reacts comes from the interaction
 itself (the gateway's user and guild), never from the custom_id, which only names the
 paper and is checked against the store. We defer at once (Discord's 3-second window),
-record, then answer privately with an Undo button; every answer mentions nobody.
+record (on the command queue's thread, like commands), then answer privately with an
+Undo button; every answer mentions nobody. A full queue is answered "busy" at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
 import discord
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.chat.commands import CommandContext, Reply
+from bot.chat.queue import BUSY, CommandWork
 from bot.chat.react_cmds import FORGED, Pressed, press
 from bot.platforms.discord.render import TITLE_MAX, clean, read_custom_id, undo_row
 from bot.subscriptions.marking import leaning_word, parse_leaning
@@ -23,6 +25,7 @@ from bot.subscriptions.marking import leaning_word, parse_leaning
 log = logging.getLogger(__name__)
 
 SOMETHING_WRONG = "Something went wrong on our side: try again in a minute."
+BUSY_REPLY = Reply(title=BUSY, error=True)
 
 
 def is_ours(interaction: discord.Interaction[Any]) -> bool:
@@ -62,7 +65,7 @@ def pressed_embed(reply: Reply) -> discord.Embed:
 async def answer_button(
     interaction: discord.Interaction[Any],
     ctx: CommandContext,
-    sessions: async_sessionmaker[AsyncSession],
+    work: CommandWork,
 ) -> None:
     """Defer, record the click for `ctx.user` (and the channel), answer with an Undo."""
     await interaction.response.defer(ephemeral=True, thinking=True)
@@ -73,10 +76,17 @@ async def answer_button(
     if found is None or leaning is None:
         pressed = Pressed(FORGED)
     else:
-        try:
-            async with sessions() as session:
-                pressed = await press(session, ctx, found.paper_id, leaning, undo=undo)
+        paper_id = found.paper_id
+
+        async def record() -> Pressed:
+            async with work.sessions() as session:
+                done = await press(session, ctx, paper_id, leaning, undo=undo)
                 await session.commit()
+            return done
+
+        queued = work.queue.call(f"{ctx.workspace}:{ctx.user}", record)
+        try:
+            pressed = Pressed(BUSY_REPLY) if queued is None else await asyncio.wrap_future(queued)
         except Exception:
             log.exception("discord.reaction_failed", extra={"guild_id": ctx.workspace})
             pressed = Pressed(Reply(title=SOMETHING_WRONG, error=True))

@@ -17,9 +17,10 @@ def build_channel(ctx: PlatformContext) -> DiscordChannel:
 
 def build_parts(ctx: PlatformContext) -> Parts:
     assert ctx.command_deps is not None
-    deps = ctx.command_deps
+    assert ctx.commands is not None
+    deps, work = ctx.command_deps, ctx.commands
 
     async def gateway(stop: asyncio.Event) -> None:
-        await until_stopped(run_discord(ctx.settings, ctx.sessions, deps), stop)
+        await until_stopped(run_discord(ctx.settings, ctx.sessions, deps, work), stop)
 
     return Parts(services=[gateway])

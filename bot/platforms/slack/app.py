@@ -1,8 +1,9 @@
 """Slack adapter: slack-bolt AsyncApp for `/papers`, its buttons and events.
 
 Bolt verifies every HTTP request (signing secret, 5-minute replay window → 401). The
-slash command hands its work to the bounded command queue (bot.chat.queue) and acks at
-once with an empty body; the work answers through `response_url`. Bolt's listener
+slash command hands its work to the bounded command queue (bot.chat.queue, a thread
+with its own loop and database engine) and acks at once with an empty body; the work
+answers through `response_url` from that thread. Bolt's listener
 runner returns the HTTP 200 as soon as `ack()` is called, so Slack's 3-second limit
 never depends on the database. When the queue is full the ack itself says "busy, try
 again" (an ephemeral line) and nothing runs.
@@ -31,13 +32,12 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.chat.commands import CommandContext, CommandDeps, Reply, run_command
 from bot.chat.events import claim_event
-from bot.chat.queue import BUSY, CommandQueue
+from bot.chat.queue import BUSY, CommandWork
 from bot.chat.react_cmds import FORGED, Pressed, press
 from bot.config import Settings
 from bot.errors import ConfigError
@@ -54,6 +54,7 @@ from bot.platforms.slack.render import (
     render_pressed,
     render_reply,
 )
+from bot.platforms.slack.respond import Respond, ThreadHttp, web_client
 from bot.platforms.slack.route import EVENTS_PATH, REQUEST_DIGEST, install_slack_routes
 from bot.subscriptions.marking import leaning_word, parse_leaning
 from bot.types import Leaning, Platform
@@ -62,10 +63,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["EVENTS_PATH", "build_slack_app", "install_slack_routes", "run_socket_mode"]
 
-# Command work after the ack: this many workers (each a FIFO: one person's commands stay
-# in order), at most COMMAND_BACKLOG commands waiting or running, then "busy" at once.
-COMMAND_WORKERS = 8
-COMMAND_BACKLOG = 64
 INVITE_FIRST = "Invite me to this channel first (`/invite @papertide`), then follow again."
 GONE_EVENTS = ("app_uninstalled", "tokens_revoked")
 # Public channels, and private ones ("groups" in Slack's events; groups:read asks for them).
@@ -74,26 +71,17 @@ FOREIGN_TEAM = "This app is installed in another workspace."
 SOMETHING_WRONG = "Something went wrong on our side: try again in a minute."
 
 
-def _web_client(settings: Settings) -> AsyncWebClient:
-    # Commands retry only a dropped connection, once; the outbox owns delivery retries.
-    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
-    return AsyncWebClient(
-        token=token,
-        base_url=settings.slack_api_url,
-        timeout=int(min(settings.http_timeout_seconds, 10)),
-        retry_handlers=[AsyncConnectionErrorRetryHandler(max_retry_count=1)],
-    )
-
-
 def _installed_team(context: Mapping[str, Any]) -> str | None:
     result = context.get("authorize_result")
     return getattr(result, "team_id", None)
 
 
-def _channel_checker(client: AsyncWebClient) -> Any:
+def _channel_checker(http: ThreadHttp) -> Any:
+    """Can the bot post in the channel? Asked from the command thread, over its session."""
+
     async def check(ctx: CommandContext) -> str | None:
         try:
-            info = await client.conversations_info(channel=ctx.channel)
+            info = await http.web_client().conversations_info(channel=ctx.channel)
         except SlackApiError as exc:
             if slack_error(exc) in ("channel_not_found", "not_in_channel"):
                 return INVITE_FIRST
@@ -108,14 +96,14 @@ def _channel_checker(client: AsyncWebClient) -> Any:
 class SlackHandlers:
     """The listeners Bolt calls, one method each, over what the root injected."""
 
-    sessions: async_sessionmaker[AsyncSession]
+    sessions: async_sessionmaker[AsyncSession]  # the acks' loop: events, uninstalls
     deps: CommandDeps
-    # Work after the ack is bounded so a burst of commands queues cheaply instead of
-    # starving the event loop that must answer the next request's ack within 3 s.
-    queue: CommandQueue
+    # Work after the ack runs on the command queue's thread, bounded, with its own
+    # sessions, so a burst of commands never holds up the acks' loop (Slack: 3 s).
+    work: CommandWork
+    http: ThreadHttp  # the command thread's answers (response_url) and Web API calls
     client: AsyncWebClient | None = None  # posts threaded answers of `/papers ask`
     ask_limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(4))
-    answers: set[asyncio.Task[None]] = field(default_factory=set)  # `/papers ask` in flight
 
     async def run_for(
         self, ctx: CommandContext, text: str, digest: str | None = None
@@ -123,7 +111,7 @@ class SlackHandlers:
         """Run one command in one transaction; None when `digest` was claimed before (a
         replayed request: it must not act, and gets no answer)."""
         try:
-            async with self.sessions() as session:
+            async with self.work.sessions() as session:
                 if digest is not None and not await claim_event(
                     session=session, platform=Platform.SLACK, event_id=digest
                 ):
@@ -136,6 +124,12 @@ class SlackHandlers:
             log.exception("slack.command_failed", extra={"team_id": ctx.workspace})
             return Reply(title=SOMETHING_WRONG, error=True)
         return reply
+
+    def answerer(self, body: dict[str, Any], respond: Respond) -> Respond:
+        """How work on the command thread answers: over that thread's session to the
+        request's response_url (Bolt's `respond` when there is none)."""
+        url = body.get("response_url")
+        return self.http.respond(str(url)) if url else respond
 
     async def skip_seen_events(self, body: dict[str, Any], next: Any) -> BoltResponse | None:
         """Slack retries an event up to three times; the processed_event table answers once."""
@@ -157,9 +151,9 @@ class SlackHandlers:
             log.warning("slack.foreign_team", extra={"team_id": team})
 
             async def refuse() -> None:
-                await respond(text=FOREIGN_TEAM, response_type="ephemeral")
+                await self.answerer(body, respond)(text=FOREIGN_TEAM, response_type="ephemeral")
 
-            if self.queue.submit(team, refuse):
+            if self.work.queue.submit(team, refuse):
                 await ack()
             else:
                 await ack(text=FOREIGN_TEAM, response_type="ephemeral")
@@ -175,23 +169,25 @@ class SlackHandlers:
             can_manage_channel=not is_dm,  # typing in a channel proves membership (see above)
         )
         text, digest = str(body.get("text", "")), context.get(REQUEST_DIGEST)
+        home = asyncio.get_running_loop()
+        answer = self.answerer(body, respond)
 
         async def work() -> None:
             reply = await self.run_for(ctx, text, digest)
             if reply is None:
                 return
-            await respond(**render_reply(reply))
+            await answer(**render_reply(reply))
             if reply.followup is not None and self.client is not None:
                 # `/papers ask`: acknowledged above; the answer follows when it is ready,
-                # in its own task so this person's next command need not wait for it.
-                task = asyncio.create_task(
+                # on the acks' loop (the asker's clients live there), so this person's
+                # next command need not wait for it.
+                self.work.queue.home(
                     deliver_answer(client=self.client, limit=self.ask_limit, ctx=ctx,
-                                   pending=reply, respond=respond)
+                                   pending=reply, respond=respond),
+                    home,
                 )  # fmt: skip
-                self.answers.add(task)
-                task.add_done_callback(self.answers.discard)
 
-        if self.queue.submit(f"{team}:{ctx.user}", work):
+        if self.work.queue.submit(f"{team}:{ctx.user}", work):
             await ack()
         else:
             await ack(text=BUSY, response_type="ephemeral")
@@ -217,12 +213,14 @@ class SlackHandlers:
         else:
             text = f"alert mute {action.get('value', '')} 1w"
 
+        answer = self.answerer(body, respond)
+
         async def work() -> None:
             reply = await self.run_for(ctx, text)  # the route claimed this request already
             if reply is not None:
-                await respond(**render_reply(replace(reply, ephemeral=True)))
+                await answer(**render_reply(replace(reply, ephemeral=True)))
 
-        if not self.queue.submit(f"{team}:{ctx.user}", work):
+        if not self.work.queue.submit(f"{team}:{ctx.user}", work):
             await respond(text=BUSY, response_type="ephemeral", replace_original=False)
 
     async def on_reaction(self, ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
@@ -239,6 +237,7 @@ class SlackHandlers:
                 text="This app is installed in another workspace.", response_type="ephemeral"
             )
             return
+        answer = self.answerer(body, respond)
         action = (body.get("actions") or [{}])[0]
         value = str(action.get("value", ""))[:300]
         undo = action.get("action_id") == UNDO_REACTION_ACTION
@@ -267,16 +266,16 @@ class SlackHandlers:
                 shown = (pressed.undo[0], leaning_word(pressed.undo[1]))
             message = render_pressed(pressed.reply, shown)
             message["replace_original"] = undo  # the Undo's answer takes the place of "Noted"
-            await respond(**message)
+            await answer(**message)
 
         # The same bounded queue as commands: a click burst never starves the acks.
-        if not self.queue.submit(f"{team}:{ctx.user}", work):
+        if not self.work.queue.submit(f"{team}:{ctx.user}", work):
             await respond(text=BUSY, response_type="ephemeral", replace_original=False)
 
     async def press(self, ctx: CommandContext, value: str, leaning: Leaning, undo: bool) -> Pressed:
         """Run one reaction button in its own transaction; one line if the store fails."""
         try:
-            async with self.sessions() as session:
+            async with self.work.sessions() as session:
                 pressed = await press(session, ctx, value, leaning, undo=undo)
                 await session.commit()
         except Exception:
@@ -309,11 +308,11 @@ def build_slack_app(
     settings: Settings,
     sessions: async_sessionmaker[AsyncSession],
     deps: CommandDeps,
+    work: CommandWork,
     client: AsyncWebClient | None = None,
-    queue: CommandQueue | None = None,
 ) -> AsyncApp:
     """The Bolt app with the `/papers` command, the alert's buttons and the events we act on;
-    their work runs in `queue` (by default COMMAND_WORKERS workers, COMMAND_BACKLOG deep)."""
+    commands and buttons run in `work`'s queue, events on `sessions`."""
     if settings.slack_bot_token is None or settings.slack_signing_secret is None:
         raise ConfigError(
             "Slack needs PAPERTIDE_SLACK_BOT_TOKEN and PAPERTIDE_SLACK_SIGNING_SECRET",
@@ -325,7 +324,7 @@ def build_slack_app(
             "PAPERTIDE_SLACK_SIGNING_SECRET is empty; copy the app's signing secret",
             variable="PAPERTIDE_SLACK_SIGNING_SECRET",
         )
-    client = client or _web_client(settings)
+    client = client or web_client(settings)
     app = AsyncApp(
         signing_secret=settings.slack_signing_secret.get_secret_value(),
         client=client,
@@ -334,10 +333,13 @@ def build_slack_app(
         # instead of running them in a task and polling for the ack every 10 ms.
         process_before_response=True,
     )
+    http = ThreadHttp(settings)
+    work.queue.at_stop(http.close)
     handlers = SlackHandlers(
         sessions=sessions,
-        deps=replace(deps, check_channel=_channel_checker(client), command=settings.slack_command),
-        queue=queue or CommandQueue(workers=COMMAND_WORKERS, capacity=COMMAND_BACKLOG),
+        deps=replace(deps, check_channel=_channel_checker(http), command=settings.slack_command),
+        work=work,
+        http=http,
         client=client,
     )
     app.middleware(handlers.skip_seen_events)

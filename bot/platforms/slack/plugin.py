@@ -21,7 +21,10 @@ def build_parts(ctx: PlatformContext) -> Parts:
     """HTTP mode always (commands, buttons and events on /slack/events); Socket Mode too
     when an app-level token is set."""
     assert ctx.command_deps is not None
-    bolt = build_slack_app(settings=ctx.settings, sessions=ctx.sessions, deps=ctx.command_deps)
+    assert ctx.commands is not None
+    bolt = build_slack_app(
+        settings=ctx.settings, sessions=ctx.sessions, deps=ctx.command_deps, work=ctx.commands
+    )
 
     async def socket_mode(stop: asyncio.Event) -> None:
         await until_stopped(run_socket_mode(ctx.settings, bolt), stop)

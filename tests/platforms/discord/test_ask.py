@@ -12,6 +12,7 @@ from discord.http import Route
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.ask.answer import Answer, TopicRef
+from bot.chat.queue import CommandWork
 from bot.config import Settings
 from bot.platforms.discord.answer import answer_embed
 from bot.platforms.discord.app import PapersBot, use_discord_api_url
@@ -68,7 +69,7 @@ async def api() -> AsyncIterator[tuple[FakeWithThreads, str]]:
 
 
 async def _bot(
-    base: str, sessions: async_sessionmaker[AsyncSession], asked: list[Any]
+    base: str, sessions: async_sessionmaker[AsyncSession], asked: list[Any], work: CommandWork
 ) -> PapersBot:
     async def ask(topic: TopicRef | None, question: str) -> Answer:
         asked.append((topic, question))
@@ -76,7 +77,7 @@ async def _bot(
 
     settings = Settings(discord_token="tkn", discord_application_id="222", discord_api_url=base)
     use_discord_api_url(settings.discord_api_url)
-    return PapersBot(settings=settings, sessions=sessions, deps=make_deps(ask=ask))
+    return PapersBot(settings=settings, sessions=sessions, deps=make_deps(ask=ask), work=work)
 
 
 def _bodies(fake: FakeDiscord, suffix: str) -> list[Any]:
@@ -84,12 +85,14 @@ def _bodies(fake: FakeDiscord, suffix: str) -> list[Any]:
 
 
 async def test_private_answer_replaces_the_thinking_message(
-    api: tuple[FakeWithThreads, str], sessions: async_sessionmaker[AsyncSession]
+    api: tuple[FakeWithThreads, str],
+    sessions: async_sessionmaker[AsyncSession],
+    command_work: CommandWork,
 ) -> None:
     fake, base = api
     await add_topics(sessions)
     asked: list[Any] = []
-    async with await _bot(base, sessions, asked) as bot:
+    async with await _bot(base, sessions, asked, command_work) as bot:
         await bot.login("tkn")
         await _invoke(
             bot, _sub("ask", topic="rl-for-llm-agents", question="which papers use GRPO?")
@@ -109,11 +112,13 @@ async def test_private_answer_replaces_the_thinking_message(
 
 
 async def test_thread_answer_opens_a_thread_on_the_question(
-    api: tuple[FakeWithThreads, str], sessions: async_sessionmaker[AsyncSession]
+    api: tuple[FakeWithThreads, str],
+    sessions: async_sessionmaker[AsyncSession],
+    command_work: CommandWork,
 ) -> None:
     fake, base = api
     await add_topics(sessions)
-    async with await _bot(base, sessions, []) as bot:
+    async with await _bot(base, sessions, [], command_work) as bot:
         await bot.login("tkn")
         await _invoke(
             bot, _sub("ask", topic="rl-for-llm-agents", question="GRPO agents", post="thread")
@@ -132,12 +137,14 @@ async def test_thread_answer_opens_a_thread_on_the_question(
 
 
 async def test_thread_refused_answers_privately(
-    api: tuple[FakeWithThreads, str], sessions: async_sessionmaker[AsyncSession]
+    api: tuple[FakeWithThreads, str],
+    sessions: async_sessionmaker[AsyncSession],
+    command_work: CommandWork,
 ) -> None:
     fake, base = api
     fake.refuse_threads = True
     await add_topics(sessions)
-    async with await _bot(base, sessions, []) as bot:
+    async with await _bot(base, sessions, [], command_work) as bot:
         await bot.login("tkn")
         await _invoke(bot, _sub("ask", topic="rl-for-llm-agents", question="GRPO", post="thread"))
     private = [b for _, p, b in fake.calls if p.startswith("/api/v10/webhooks/")][-1]

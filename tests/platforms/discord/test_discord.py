@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,11 +16,13 @@ from aiohttp import web
 from discord.http import Route
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.chat.queue import BUSY, CommandWork
 from bot.config import Settings
 from bot.outbox.channel import Delivered, Failed, Retry
 from bot.platforms.discord.app import PapersBot, invite_url, sync_commands, use_discord_api_url
 from bot.platforms.discord.channel import DiscordChannel
 from bot.platforms.discord.render import EMBED_TOTAL, embed_size, to_payloads
+from bot.service.chat_deps import build_command_work
 from bot.types import MessageKind, OutboundMessage, Platform, TargetKind, TargetRef
 from tests.conftest import count_rows
 from tests.support.chat import (
@@ -174,13 +178,17 @@ async def _invoke(bot: PapersBot, command: list[dict[str, Any]], *, manage: bool
 
 
 async def test_commands_run_through_app_commands_and_reply_without_mentions(
-    discord_api: tuple[FakeDiscord, str], sessions: async_sessionmaker[AsyncSession]
+    discord_api: tuple[FakeDiscord, str],
+    sessions: async_sessionmaker[AsyncSession],
+    command_work: CommandWork,
 ) -> None:
     fake, base = discord_api
     await add_topics(sessions)
     settings = Settings(discord_token="tkn", discord_application_id="222", discord_api_url=base)
     use_discord_api_url(settings.discord_api_url)
-    async with PapersBot(settings=settings, sessions=sessions, deps=make_deps()) as bot:
+    async with PapersBot(
+        settings=settings, sessions=sessions, deps=make_deps(), work=command_work
+    ) as bot:
         await bot.login("tkn")
         await _invoke(bot, _sub("follow", topic="rl-for-llm-agents"), manage=False)
         await _invoke(bot, _sub("follow", topic="rl-for-llm-agents"))
@@ -201,6 +209,35 @@ async def test_commands_run_through_app_commands_and_reply_without_mentions(
     assert followup["embeds"][0]["title"].startswith("7 papers in the last four weeks")
     assert [c.value for c in choices] == ["diffusion-models"]
     assert await count_rows(sessions, "subscription") == 1
+
+
+async def test_a_full_command_queue_answers_busy_at_once_and_does_nothing(
+    discord_api: tuple[FakeDiscord, str], sessions: async_sessionmaker[AsyncSession], db_url: str
+) -> None:
+    fake, base = discord_api
+    await add_topics(sessions)
+    work = build_command_work(db_url, workers=1, capacity=1)
+    gate = threading.Event()
+
+    async def hold() -> None:
+        await asyncio.to_thread(gate.wait)
+
+    settings = Settings(discord_token="tkn", discord_application_id="222", discord_api_url=base)
+    use_discord_api_url(settings.discord_api_url)
+    bot = PapersBot(settings=settings, sessions=sessions, deps=make_deps(), work=work)
+    try:
+        async with bot:
+            await bot.login("tkn")
+            assert work.queue.submit("someone else", hold)  # fills the only slot
+            await _invoke(bot, _sub("follow", topic="rl-for-llm-agents"))
+            gate.set()
+    finally:
+        gate.set()
+        await work.queue.close()
+    (busy,) = [body for method, path, body in fake.calls if path.endswith("/callback")]
+    assert busy["data"]["embeds"][0]["title"] == BUSY
+    assert busy["data"]["flags"] == 64  # only the person who typed it sees it
+    assert await count_rows(sessions, "subscription") == 0
 
 
 async def test_sync_registers_the_group_at_the_configured_api(

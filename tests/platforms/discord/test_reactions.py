@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
+from bot.chat.queue import CommandWork
 from bot.config import Settings
 from bot.outbox.targets import get_or_create_target
 from bot.platforms.discord.app import PapersBot, use_discord_api_url
@@ -86,6 +87,7 @@ async def _rows(sessions: async_sessionmaker[AsyncSession]) -> list[tuple[str, i
 async def bot(
     discord_api: tuple[FakeDiscord, str],  # noqa: F811
     sessions: async_sessionmaker[AsyncSession],
+    command_work: CommandWork,
 ) -> Any:
     _fake, base = discord_api
     async with sessions() as session, session.begin():
@@ -98,7 +100,9 @@ async def bot(
         )  # fmt: skip
     settings = Settings(discord_token="tkn", discord_application_id="222", discord_api_url=base)
     use_discord_api_url(settings.discord_api_url)
-    async with PapersBot(settings=settings, sessions=sessions, deps=make_deps()) as client:
+    async with PapersBot(
+        settings=settings, sessions=sessions, deps=make_deps(), work=command_work
+    ) as client:
         await client.login("tkn")
         yield client
 

@@ -10,6 +10,7 @@ import pytest
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.chat.queue import CommandWork
 from bot.config import Settings
 from bot.platforms.slack.app import build_slack_app, install_slack_routes
 from tests.support.chat import add_topics, make_deps
@@ -48,7 +49,9 @@ class Rig:
 
 
 @pytest.fixture
-async def rig(sessions: async_sessionmaker[AsyncSession]) -> AsyncIterator[Rig]:
+async def rig(
+    sessions: async_sessionmaker[AsyncSession], command_work: CommandWork
+) -> AsyncIterator[Rig]:
     await add_topics(sessions)
     async with fake_slack() as slack:
         settings = Settings(
@@ -56,7 +59,9 @@ async def rig(sessions: async_sessionmaker[AsyncSession]) -> AsyncIterator[Rig]:
             slack_signing_secret=SIGNING_SECRET,
             slack_api_url=f"{slack.base}/api/",
         )
-        bolt = build_slack_app(settings=settings, sessions=sessions, deps=make_deps())
+        bolt = build_slack_app(
+            settings=settings, sessions=sessions, deps=make_deps(), work=command_work
+        )
         app = web.Application()
         install_slack_routes(app, bolt, signing_secret=SIGNING_SECRET, sessions=sessions)
         async with serve(app) as url, aiohttp.ClientSession() as http:

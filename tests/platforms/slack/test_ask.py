@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.ask.answer import Answer, TopicRef
 from bot.ask.extract import Passage
 from bot.chat.commands import Reply
+from bot.chat.queue import CommandWork
 from bot.config import Settings
 from bot.platforms.slack.answer import answer_blocks, answer_response
 from bot.platforms.slack.app import build_slack_app, install_slack_routes
@@ -50,7 +51,9 @@ class Rig:
 
 
 @pytest.fixture
-async def rig(sessions: async_sessionmaker[AsyncSession]) -> AsyncIterator[Rig]:
+async def rig(
+    sessions: async_sessionmaker[AsyncSession], command_work: CommandWork
+) -> AsyncIterator[Rig]:
     await add_topics(sessions)
     asked: list[tuple[TopicRef | None, str]] = []
 
@@ -64,7 +67,9 @@ async def rig(sessions: async_sessionmaker[AsyncSession]) -> AsyncIterator[Rig]:
             slack_signing_secret=SIGNING_SECRET,
             slack_api_url=f"{slack.base}/api/",
         )
-        bolt = build_slack_app(settings=settings, sessions=sessions, deps=make_deps(ask=ask))
+        bolt = build_slack_app(
+            settings=settings, sessions=sessions, deps=make_deps(ask=ask), work=command_work
+        )
         app = web.Application()
         install_slack_routes(app, bolt, signing_secret=SIGNING_SECRET, sessions=sessions)
         async with serve(app) as url, aiohttp.ClientSession() as http:

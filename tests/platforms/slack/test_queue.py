@@ -1,20 +1,24 @@
-"""Commands after the ack (issue 14): a full queue says "busy" in the ack, one person's
-commands are answered in order, and a replay sent to another process still acts once."""
+"""Commands after the ack (issue 14): a full queue says "busy" in the ack, the work and
+its answer run on the queue's own thread, one person's commands are answered in order, a
+stop answers every command it accepted, and a replay sent to another process acts once."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import aiohttp
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.chat.queue import BUSY, CommandQueue
+from bot.chat.queue import BUSY, CommandWork
 from bot.config import Settings
 from bot.platforms.slack.app import build_slack_app, install_slack_routes
+from bot.service.chat_deps import build_command_work
 from tests.conftest import count_rows
 from tests.support.chat import add_topics, make_deps
 from tests.support.servers import (
@@ -31,7 +35,7 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 @asynccontextmanager
 async def papertide(
-    sessions: async_sessionmaker[AsyncSession], slack: FakeSlack, queue: CommandQueue
+    sessions: async_sessionmaker[AsyncSession], slack: FakeSlack, work: CommandWork, **deps: Any
 ) -> AsyncIterator[str]:
     """One papertide process's Slack routes over the shared store."""
     settings = Settings(
@@ -39,12 +43,23 @@ async def papertide(
         slack_signing_secret=SIGNING_SECRET,
         slack_api_url=f"{slack.base}/api/",
     )
-    bolt = build_slack_app(settings=settings, sessions=sessions, deps=make_deps(), queue=queue)
+    bolt = build_slack_app(settings=settings, sessions=sessions, deps=make_deps(**deps), work=work)
     app = web.Application()
     install_slack_routes(app, bolt, signing_secret=SIGNING_SECRET, sessions=sessions)
-    async with serve(app) as url:
-        yield url
-    await queue.close()
+    try:
+        async with serve(app) as url:
+            yield url
+    finally:
+        await work.queue.close()
+
+
+def gate_job(gate: threading.Event) -> Any:
+    """A job holding its worker until `gate` is set (from the test's loop)."""
+
+    async def wait() -> None:
+        await asyncio.to_thread(gate.wait)
+
+    return wait
 
 
 async def post(http: aiohttp.ClientSession, url: str, body: str, headers: dict[str, str]) -> str:
@@ -54,17 +69,18 @@ async def post(http: aiohttp.ClientSession, url: str, body: str, headers: dict[s
 
 
 async def test_a_full_queue_answers_busy_in_the_ack_and_does_nothing(
-    sessions: async_sessionmaker[AsyncSession],
+    sessions: async_sessionmaker[AsyncSession], db_url: str
 ) -> None:
     await add_topics(sessions)
-    queue = CommandQueue(workers=1, capacity=1)
-    gate = asyncio.Event()
+    work = build_command_work(db_url, workers=1, capacity=1)
+    queue = work.queue
+    gate = threading.Event()
     async with (
         fake_slack() as slack,
-        papertide(sessions, slack, queue) as url,
+        papertide(sessions, slack, work) as url,
         aiohttp.ClientSession() as http,
     ):
-        assert queue.submit("someone else", gate.wait)  # fills the only slot
+        assert queue.submit("someone else", gate_job(gate))  # fills the only slot
         body = command_body("follow diffusion-models", base=slack.base)
         ack = await post(http, url, body, signed_headers(body))
         assert BUSY in json.loads(ack)["text"]
@@ -79,14 +95,65 @@ async def test_a_full_queue_answers_busy_in_the_ack_and_does_nothing(
     assert await count_rows(sessions, "subscription") == 1
 
 
+async def test_the_work_and_its_answer_run_on_the_queues_thread(
+    sessions: async_sessionmaker[AsyncSession], command_work: CommandWork
+) -> None:
+    await add_topics(sessions)
+    threads: list[str] = []
+
+    async def request_digest(_session: AsyncSession, _target: Any, email: str) -> str:
+        threads.append(threading.current_thread().name)
+        return f"Noted: {email}."
+
+    async with (
+        fake_slack() as slack,
+        papertide(sessions, slack, command_work, request_digest=request_digest) as url,
+        aiohttp.ClientSession() as http,
+    ):
+        body = command_body("digest ann@example.org", base=slack.base)
+        assert await post(http, url, body, signed_headers(body)) == ""  # acked, empty
+        assert "Noted: ann@example.org." in json.dumps(await slack.next_response())
+    assert threads == ["papertide-commands"]
+
+
+async def test_a_stop_answers_every_accepted_command_and_refuses_new_ones(
+    sessions: async_sessionmaker[AsyncSession], db_url: str
+) -> None:
+    await add_topics(sessions)
+    work = build_command_work(db_url, workers=1, capacity=10)
+    gate = threading.Event()
+    texts = ["follow diffusion-models", 'alert add au:"Yi Wu"', "list"]
+    async with (
+        fake_slack() as slack,
+        papertide(sessions, slack, work) as url,
+        aiohttp.ClientSession() as http,
+    ):
+        assert work.queue.submit("before", gate_job(gate))  # holds the one worker
+        for n, text in enumerate(texts):
+            body = command_body(text, base=slack.base, n=n)
+            assert await post(http, url, body, signed_headers(body)) == ""  # accepted
+        closing = asyncio.create_task(work.queue.close())
+        await asyncio.sleep(0)  # the stop has begun: nothing new is accepted
+        late = command_body("alerts", base=slack.base, n=99)
+        assert BUSY in json.loads(await post(http, url, late, signed_headers(late)))["text"]
+        assert slack.responses == []
+        gate.set()
+        await closing
+        answers = json.dumps(slack.responses)
+    assert len(slack.responses) == len(texts)  # every accepted command was answered
+    assert "now follows Diffusion Models" in answers
+    assert "Yi Wu" in answers
+    assert await count_rows(sessions, "subscription") == 1
+
+
 async def test_one_persons_commands_are_answered_in_the_order_typed(
-    sessions: async_sessionmaker[AsyncSession],
+    sessions: async_sessionmaker[AsyncSession], command_work: CommandWork
 ) -> None:
     await add_topics(sessions)
     texts = ["follow diffusion-models", "unfollow diffusion-models"] * 3 + ["list"]
     async with (
         fake_slack() as slack,
-        papertide(sessions, slack, CommandQueue()) as url,
+        papertide(sessions, slack, command_work) as url,
         aiohttp.ClientSession() as http,
     ):
         for n, text in enumerate(texts):  # each acked before the work is done
@@ -100,13 +167,13 @@ async def test_one_persons_commands_are_answered_in_the_order_typed(
 
 
 async def test_a_replay_sent_to_another_process_acts_once(
-    sessions: async_sessionmaker[AsyncSession],
+    sessions: async_sessionmaker[AsyncSession], db_url: str
 ) -> None:
     await add_topics(sessions)
     async with (
         fake_slack() as slack,
-        papertide(sessions, slack, CommandQueue()) as first,
-        papertide(sessions, slack, CommandQueue()) as second,
+        papertide(sessions, slack, build_command_work(db_url)) as first,
+        papertide(sessions, slack, build_command_work(db_url)) as second,
         aiohttp.ClientSession() as http,
     ):
         body = command_body('alert add au:"Yi Wu"', base=slack.base)

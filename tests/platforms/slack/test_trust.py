@@ -17,6 +17,7 @@ import yaml
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.chat.queue import CommandWork
 from bot.config import Settings
 from bot.errors import ConfigError
 from bot.platforms.slack.app import CHANNEL_GONE_EVENTS, GONE_EVENTS, build_slack_app
@@ -152,11 +153,15 @@ def test_the_manifest_subscribes_to_exactly_the_events_the_app_handles() -> None
     assert "groups:read" in manifest["oauth_config"]["scopes"]["bot"]
 
 
-def test_an_empty_signing_secret_is_refused(sessions: async_sessionmaker[AsyncSession]) -> None:
+def test_an_empty_signing_secret_is_refused(
+    sessions: async_sessionmaker[AsyncSession], command_work: CommandWork
+) -> None:
     for secret in ("", "   "):
         settings = Settings(slack_bot_token="xoxb-1", slack_signing_secret=secret)
         with pytest.raises(ConfigError, match="PAPERTIDE_SLACK_SIGNING_SECRET"):
-            build_slack_app(settings=settings, sessions=sessions, deps=make_deps())
+            build_slack_app(
+                settings=settings, sessions=sessions, deps=make_deps(), work=command_work
+            )
 
 
 def test_serve_with_an_empty_signing_secret_stops_at_start_with_one_line(tmp_path: Path) -> None:
