@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from digests.build import MissedPaper, Taste, build_digest
+from digests.build import Digest, MissedPaper, RecipientData, Taste, WeekData, build_digest
 from digests.fragments import REACT_SLOT, render_fragment
 from digests.links import PublicLinks
 from digests.render import DigestRenderer, MailIdentity
@@ -15,6 +15,25 @@ from digests.sample import sample_recipient, sample_week
 LINKS = PublicLinks("https://pt.example.org", lambda r, p: f"{p}-{r.id}", mail_from="d@x.org")
 IDENTITY = MailIdentity("papertide <d@x.org>")
 REASONS = ("like 2611.01234 that you marked <x>", "about “a” & 'b', \"c\"", "close to you")
+
+
+def _reader_digest(
+    week: WeekData,
+    data: RecipientData,
+    reader: int,
+    scores: dict[str, float],
+    missed: tuple[MissedPaper, ...],
+    per_topic: int,
+) -> Digest:
+    """Reader number `reader`'s digest of `week`: their own id, scores and missed papers."""
+    reader_data = replace(
+        data,
+        recipient=replace(data.recipient, id=data.recipient.id + reader),
+        taste=Taste(scores, missed),
+    )
+    digest = build_digest(reader_data, week, papers_per_topic=per_topic)
+    assert digest is not None
+    return digest
 
 
 def test_assembled_mails_equal_mails_rendered_alone() -> None:
@@ -33,13 +52,7 @@ def test_assembled_mails_equal_mails_rendered_alone() -> None:
             MissedPaper(tricky if (reader + k) % 3 == 0 else papers[reader + k], REASONS[k % 3])
             for k in range(1 + reader % 3)
         )
-        reader_data = replace(
-            data,
-            recipient=replace(data.recipient, id=data.recipient.id + reader),
-            taste=Taste(scores, missed),
-        )
-        digest = build_digest(reader_data, week, papers_per_topic=3)
-        assert digest is not None
+        digest = _reader_digest(week, data, reader, scores, missed, per_topic=3)
         before = len(shared._fragments)
         got = shared.render(digest)
         alone = DigestRenderer(links=LINKS, identity=IDENTITY).render(digest)
@@ -67,14 +80,7 @@ def test_rows_rendered_ahead_for_a_batch_give_the_same_mails() -> None:
             MissedPaper(papers[(reader * 7 + k) % len(papers)], REASONS[(reader + k) % 3])
             for k in range(1 + reader % 5)
         )
-        reader_data = replace(
-            data,
-            recipient=replace(data.recipient, id=data.recipient.id + reader),
-            taste=Taste(scores, missed),
-        )
-        digest = build_digest(reader_data, week, papers_per_topic=4)
-        assert digest is not None
-        digests.append(digest)
+        digests.append(_reader_digest(week, data, reader, scores, missed, per_topic=4))
     warm = DigestRenderer(links=LINKS, identity=IDENTITY)
     warm.warm(digests)
     assert warm._fragments.rows  # the rows are there before the first mail
