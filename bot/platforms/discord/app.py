@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
 from dataclasses import replace
 from typing import Any
 
@@ -33,6 +34,7 @@ from bot.errors import ConfigError
 from bot.platforms.discord.answer import deliver_answer
 from bot.platforms.discord.buttons import answer_button, is_ours
 from bot.platforms.discord.render import DESCRIPTION_MAX, TITLE_MAX, clean
+from bot.platforms.stop import InFlight, until_stopped
 from bot.types import Platform
 
 log = logging.getLogger(__name__)
@@ -116,17 +118,23 @@ class PapersGroup(app_commands.Group):
         sessions: async_sessionmaker[AsyncSession] | None,
         deps: CommandDeps | None,
         work: CommandWork | None,
+        in_flight: InFlight | None = None,
     ) -> None:
         super().__init__(name="papers", description="Follow research-paper topics and alerts")
         self.sessions = sessions  # this loop's: topic autocomplete
         self.deps = deps
         self.work = work
+        self.in_flight = in_flight or InFlight()
 
     async def run(
         self, interaction: discord.Interaction[Any], text: str, upload: Any = None
     ) -> None:
         """Parse → act (on the command queue) → reply; defer first when the work may pass
-        3 seconds."""
+        3 seconds. Counted in flight until answered: at shutdown the client waits for it."""
+        async with self.in_flight.track():
+            await self._run(interaction, text, upload)
+
+    async def _run(self, interaction: discord.Interaction[Any], text: str, upload: Any) -> None:
         assert self.work is not None
         assert self.deps is not None
         work, deps = self.work, self.deps
@@ -144,7 +152,10 @@ class PapersGroup(app_commands.Group):
                 await session.commit()
             return reply
 
-        queued = work.queue.call(f"{ctx.workspace}:{ctx.user}", act)
+        # Stopping: the gateway may still hand us commands; none is taken that the
+        # shutdown would not wait for.
+        key = f"{ctx.workspace}:{ctx.user}"
+        queued = None if self.in_flight.closing else work.queue.call(key, act)
         if queued is None:
             reply = Reply(title=BUSY, error=True)
         else:
@@ -372,14 +383,22 @@ class PapersBot(discord.Client):
             options["application_id"] = int(settings.discord_application_id)
         super().__init__(intents=discord.Intents(guilds=True), **options)
         self.tree = app_commands.CommandTree(self)
-        self.group = PapersGroup(sessions=sessions, deps=deps, work=work)
+        self.in_flight = InFlight()  # commands and clicks taken and not answered yet
+        self.group = PapersGroup(sessions=sessions, deps=deps, work=work, in_flight=self.in_flight)
         self.tree.add_command(self.group)
         self.work = work
 
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         """The "More / Less like this" buttons (the tree answers slash commands itself)."""
         if self.work is not None and is_ours(interaction):
-            await answer_button(interaction, context_for(interaction), self.work)
+            async with self.in_flight.track():
+                await answer_button(interaction, context_for(interaction), self.work)
+
+    async def serve_until(self, connection: Coroutine[Any, Any, None], stop: asyncio.Event) -> None:
+        """Run `connection` (the gateway) until `stop`; then answer what was taken (at
+        most DRAIN_SECONDS) before the caller closes this client: a command whose work
+        is done must not lose its reply because the HTTP session closed under it."""
+        await until_stopped(connection, stop, settle=self.in_flight.settle)
 
 
 def _token(settings: Settings) -> str:
@@ -395,11 +414,13 @@ async def run_discord(
     sessions: async_sessionmaker[AsyncSession],
     deps: CommandDeps,
     work: CommandWork,
+    stop: asyncio.Event,
 ) -> None:
-    """Connect to the gateway and answer `/papers` until cancelled; never syncs commands."""
+    """Connect to the gateway and answer `/papers` until `stop`, then answer the commands
+    already taken and close; never syncs commands."""
     use_discord_api_url(settings.discord_api_url)
     async with PapersBot(settings=settings, sessions=sessions, deps=deps, work=work) as bot:
-        await bot.start(_token(settings))
+        await bot.serve_until(bot.start(_token(settings)), stop)
 
 
 async def sync_commands(settings: Settings) -> list[str]:
