@@ -35,8 +35,15 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.chat.commands import CommandContext, CommandDeps, Reply, run_command
-from bot.chat.events import claim_event
+from bot.chat.commands import (
+    CommandContext,
+    CommandDeps,
+    Reply,
+    checked_first,
+    needs_platform_check,
+    run_command,
+)
+from bot.chat.events import claim_event, event_seen
 from bot.chat.queue import BUSY, CommandWork
 from bot.chat.react_cmds import FORGED, Pressed, press
 from bot.config import Settings
@@ -109,21 +116,37 @@ class SlackHandlers:
         self, ctx: CommandContext, text: str, digest: str | None = None
     ) -> Reply | None:
         """Run one command in one transaction; None when `digest` was claimed before (a
-        replayed request: it must not act, and gets no answer)."""
+        replayed request: it must not act, and gets no answer).
+
+        Read, check, write: a channel follow's check is a Web API call, made before the
+        transaction opens (on SQLite it would hold the one write connection meanwhile);
+        the claim and the command's writes then commit together, as before."""
         try:
+            deps = self.deps
+            if needs_platform_check(ctx, text, deps):
+                if digest is not None and await self.seen(digest):
+                    log.warning("slack.replay_ignored", extra={"team_id": ctx.workspace})
+                    return None
+                deps = await checked_first(ctx, deps)
             async with self.work.sessions() as session:
                 if digest is not None and not await claim_event(
                     session=session, platform=Platform.SLACK, event_id=digest
                 ):
                     log.warning("slack.replay_ignored", extra={"team_id": ctx.workspace})
                     return None
-                reply = await run_command(session=session, ctx=ctx, text=text, deps=self.deps)
+                reply = await run_command(session=session, ctx=ctx, text=text, deps=deps)
                 await session.commit()
         except Exception:
             # The ack is long gone: the user still gets one line instead of silence.
             log.exception("slack.command_failed", extra={"team_id": ctx.workspace})
             return Reply(title=SOMETHING_WRONG, error=True)
         return reply
+
+    async def seen(self, digest: str) -> bool:
+        """A replayed request, known before any Web API call (read only; the claim in
+        the command's transaction still decides)."""
+        async with self.work.sessions() as session:
+            return await event_seen(session=session, event_id=digest)
 
     def answerer(self, body: dict[str, Any], respond: Respond) -> Respond:
         """How work on the command thread answers: over that thread's session to the
