@@ -9,6 +9,7 @@ injected through CommandDeps.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -16,7 +17,14 @@ from bot.chat import alert_cmds, ask_cmds, follow_cmds, react_cmds, suggest_cmds
 from bot.chat.context import CommandContext, CommandDeps, Refusal, Reply
 from bot.chat.text import BadInput, clean_text
 
-__all__ = ["CommandContext", "CommandDeps", "Reply", "run_command"]
+__all__ = [
+    "CommandContext",
+    "CommandDeps",
+    "Reply",
+    "checked_first",
+    "needs_platform_check",
+    "run_command",
+]
 
 HELP = (
     ("follow <topic> [me]", "send this channel (or you, with `me`) each new paper of a topic"),
@@ -60,6 +68,28 @@ async def run_command(
         return await handler(session, ctx, args, deps)
     except (BadInput, Refusal) as exc:
         return Reply(title=str(exc), error=True)
+
+
+def needs_platform_check(ctx: CommandContext, text: str, deps: CommandDeps) -> bool:
+    """Would `text` ask the platform (an HTTP call) before acting? A caller that holds a
+    transaction around `run_command` asks it first instead (`checked_first`)."""
+    try:
+        words = clean_text(text).split(" ")
+    except BadInput:
+        return False
+    args = [w for w in words[1:] if w]
+    return words[0].lower() == "follow" and follow_cmds.checks_channel(ctx, args, deps)
+
+
+async def checked_first(ctx: CommandContext, deps: CommandDeps) -> CommandDeps:
+    """Ask the platform now (no transaction open) and return `deps` answering the
+    command's channel check from that answer: the store is not held during the call."""
+    problem = await deps.check_channel(ctx)
+
+    async def known(_ctx: CommandContext) -> str | None:
+        return problem
+
+    return replace(deps, check_channel=known)
 
 
 def _help(deps: CommandDeps) -> Reply:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -27,6 +27,15 @@ async def claim_event(*, session: AsyncSession, platform: Platform, event_id: st
         ).returning(col(ProcessedEvent.event_id))
     )
     return result.scalar_one_or_none() is not None
+
+
+async def event_seen(*, session: AsyncSession, event_id: str) -> bool:
+    """Was this id claimed already (by any platform: ids are unique, as in `claim_event`)?
+    A read only (no write lock held), to skip work before `claim_event`, which decides."""
+    found = await session.execute(
+        select(col(ProcessedEvent.event_id)).where(col(ProcessedEvent.event_id) == event_id)
+    )
+    return found.first() is not None
 
 
 async def forget_events(*, session: AsyncSession, before: datetime) -> int:

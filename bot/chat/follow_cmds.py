@@ -28,6 +28,18 @@ from bot.subscriptions import follows
 log = logging.getLogger(__name__)
 
 
+def checks_channel(ctx: CommandContext, args: list[str], deps: CommandDeps) -> bool:
+    """Would `follow <args>` ask the platform whether the bot may post in the channel?"""
+    _, personal = split_me(args, ctx)
+    if personal:
+        return False
+    try:
+        may_change_channel(ctx, deps)
+    except Refusal:
+        return False  # refused before any check
+    return True
+
+
 async def follow(
     session: AsyncSession, ctx: CommandContext, args: list[str], deps: CommandDeps
 ) -> Reply:

@@ -286,7 +286,10 @@ class Papertide:
         """`papertide serve`: the scheduler (as leader), a worker, the web app and the bots.
 
         Shutdown: the scheduler stops firing, the worker stops claiming and drains, the
-        web server and bots see `stop` and return, the leader lock is released.
+        web server and bots see `stop` and return, the leader lock is released. A bot that
+        answers through its own client (Discord) refuses new commands and answers those it
+        took before closing it (bot.platforms.stop.InFlight, at most DRAIN_SECONDS); then
+        the command queue drains what is left (Slack's answers go over its own thread).
         """
         require_secret_key(self.settings)
         stop = stop or asyncio.Event()

@@ -8,7 +8,6 @@ from bot.outbox.queue import progress_saver
 from bot.platforms.discord.app import run_discord
 from bot.platforms.discord.channel import DiscordChannel
 from bot.platforms.registry import Parts, PlatformContext
-from bot.platforms.stop import until_stopped
 
 
 def build_channel(ctx: PlatformContext) -> DiscordChannel:
@@ -21,6 +20,6 @@ def build_parts(ctx: PlatformContext) -> Parts:
     deps, work = ctx.command_deps, ctx.commands
 
     async def gateway(stop: asyncio.Event) -> None:
-        await until_stopped(run_discord(ctx.settings, ctx.sessions, deps, work), stop)
+        await run_discord(ctx.settings, ctx.sessions, deps, work, stop)
 
     return Parts(services=[gateway])

@@ -70,3 +70,10 @@ class ThreadHttp:
             await self._session.close()
             self._session = None
             self._client = None
+
+
+def answerer(http: ThreadHttp, body: dict[str, Any], respond: Respond) -> Respond:
+    """How work on the command thread answers: over that thread's session to the
+    request's response_url (Bolt's `respond` when there is none)."""
+    url = body.get("response_url")
+    return http.respond(str(url)) if url else respond
