@@ -38,6 +38,7 @@ _CACHE_LIMIT = 200_000  # words remembered per field
 NAMES = "au:name"  # the key space of (surname, first initial) pairs
 SCAN = "scan"  # date ranges: no key, checked on every paper
 _PAIRS = ":pairs"  # suffix of the key spaces of consecutive word pairs ("ti:pairs")
+PAIR_START = -1  # among a word's resolved ids: the word starts some filed pair
 
 
 def index_key(pattern: Pattern) -> tuple[str, Hashable, bool, bool]:
@@ -94,18 +95,33 @@ class _WordSpace:
     """Pattern ids by word and by word prefix, for one field, behind a cache from each
     paper word met to every id it gives (exact and prefix): a paper's words resolve
     by one `dict.get` each, in C. Vocabularies are Zipf-skewed, so after a day almost
-    every word was met before; a new word costs one Python step, once."""
+    every word was met before; a new word costs one Python step, once.
 
-    __slots__ = ("exact", "lengths", "prefixes", "resolved")
+    The same lookup says which words start a filed pair of the field (`firsts`): their
+    ids begin with PAIR_START, so a one-segment field's pairs come from the words'
+    lookup, not from a second pass over its words."""
+
+    __slots__ = ("exact", "firsts", "lengths", "prefixes", "resolved")
 
     def __init__(self) -> None:
         self.exact: dict[str, tuple[int, ...]] = {}
         self.prefixes: dict[str, tuple[int, ...]] = {}
         self.lengths: Counter[int] = Counter()
         self.resolved: dict[str, tuple[int, ...]] = {}
+        self.firsts: Counter[str] = Counter()  # first words of the filed pairs
 
     def __len__(self) -> int:
-        return len(self.exact) + len(self.prefixes)
+        return len(self.exact) + len(self.prefixes) + len(self.firsts)
+
+    def add_first(self, word: str) -> None:
+        self.firsts[word] += 1
+        self.resolved.pop(word, None)
+
+    def remove_first(self, word: str) -> None:
+        self.firsts[word] -= 1
+        if not self.firsts[word]:
+            del self.firsts[word]
+            self.resolved.pop(word, None)
 
     def add(self, word: str, pid: int, is_prefix: bool) -> None:
         if is_prefix:
@@ -126,8 +142,12 @@ class _WordSpace:
             _discard(self.exact, word, pid)
             self.resolved.pop(word, None)
 
-    def find(self, words: Sequence[str], into: list[int]) -> None:
-        """Append the ids of the patterns some of the words match (with repeats)."""
+    def find(
+        self, words: Sequence[str], into: list[int], pairs: list[tuple[str, str]] | None = None
+    ) -> None:
+        """Append the ids of the patterns some of the words match (with repeats, and
+        PAIR_START); given `pairs`, append there the consecutive pairs of `words` (one
+        segment) whose first word starts a filed pair."""
         resolved = self.resolved
         found = list(map(resolved.get, words))
         if None in found:
@@ -137,11 +157,17 @@ class _WordSpace:
                 resolved[word] = self._resolve(word)
             found = list(map(resolved.__getitem__, words))
         into.extend(chain.from_iterable(filter(None, found)))
+        if pairs is not None:
+            # Only the few words with ids are visited; the last one has no follower.
+            for i in compress(range(len(words) - 1), found):
+                if found[i][0] == PAIR_START:
+                    pairs.append((words[i], words[i + 1]))
 
     def _resolve(self, word: str) -> tuple[int, ...]:
         table, size = self.prefixes, len(word)
         found = [pid for n in self.lengths if n <= size for pid in table.get(word[:n], ())]
-        return (*self.exact.get(word, ()), *found)
+        start = (PAIR_START,) if word in self.firsts else ()
+        return (*start, *self.exact.get(word, ()), *found)
 
 
 K = TypeVar("K", bound=Hashable)
@@ -173,12 +199,11 @@ class PatternIndex:
         self._unsure: set[int] = set()  # ids whose key only makes them candidates
         self._names = NameTable()
         self._scan: set[int] = set()  # date ranges, candidates on every paper
-        self._firsts: dict[str, Counter[str]] = {}  # pair space -> first words filed
 
     def key_count(self) -> int:
         """How many distinct keys are filed (for diagnostics)."""
         exact = sum(len(table) for table in self._exact.values())
-        words = sum(len(space) for space in self._words.values())
+        words = sum(len(space.exact) + len(space.prefixes) for space in self._words.values())
         names = len(self._names)
         return exact + words + names + len(self._cat_prefix) + len(self._scan)
 
@@ -205,7 +230,8 @@ class PatternIndex:
                     _file_id(self._exact.setdefault(space, {}), key, pid)
                     if space != "cat":
                         assert isinstance(key, tuple)
-                        self._firsts.setdefault(space, Counter())[key[0]] += 1
+                        words = self._words.setdefault(space[: -len(_PAIRS)], _WordSpace())
+                        words.add_first(key[0])
                 else:
                     assert isinstance(key, str)
                     self._words.setdefault(space, _WordSpace()).add(key, pid, is_prefix)
@@ -230,10 +256,10 @@ class PatternIndex:
                         del self._exact[space]
                     if space != "cat":
                         assert isinstance(key, tuple)
-                        firsts = self._firsts[space]
-                        firsts[key[0]] -= 1
-                        if not firsts[key[0]]:
-                            del firsts[key[0]]
+                        field = space[: -len(_PAIRS)]
+                        self._words[field].remove_first(key[0])
+                        if not self._words[field]:
+                            del self._words[field]
                 else:
                     assert isinstance(key, str)
                     self._words[space].remove(key, pid, is_prefix)
@@ -243,12 +269,26 @@ class PatternIndex:
     def find(self, text: PaperText) -> set[int]:
         """Exactly the ids of the filed patterns the paper matches."""
         found: list[int] = []
+        exact = self._exact
+        done: list[str] = []  # pair spaces decided with their field's words
         for space, words in self._words.items():
             segments = text.segments(space)
-            words.find(segments[0] if len(segments) == 1 else list(chain(*segments)), found)
-        for space, index in self._exact.items():
-            keys = self._paper_keys(text, space)
-            found.extend(chain.from_iterable(map(index.__getitem__, index.keys() & keys)))
+            if len(segments) != 1:
+                words.find(list(chain(*segments)), found)
+                continue
+            pair_space = space + _PAIRS
+            table = exact.get(pair_space) if words.firsts else None
+            if table is None:
+                words.find(segments[0], found)
+                continue
+            pairs: list[tuple[str, str]] = []
+            words.find(segments[0], found, pairs)
+            found.extend(chain.from_iterable(map(table.__getitem__, table.keys() & pairs)))
+            done.append(pair_space)
+        for space, index in exact.items():
+            if space not in done:
+                keys = self._paper_keys(text, space)
+                found.extend(chain.from_iterable(map(index.__getitem__, index.keys() & keys)))
         if self._cat_prefix:
             cache = self._cat_cache
             for category in text.categories:
@@ -264,6 +304,7 @@ class PatternIndex:
         if self._names:
             self._names.find(text, found)
         true = set(found)
+        true.discard(PAIR_START)
         true.update(self._scan)
         unsure = true.intersection(self._unsure)
         if unsure:
@@ -275,4 +316,5 @@ class PatternIndex:
     def _paper_keys(self, text: PaperText, space: str) -> Iterable[Hashable]:
         if space == "cat":
             return text.category_keys
-        return _pair_keys(text.segments(space[: -len(_PAIRS)]), self._firsts[space])
+        field = space[: -len(_PAIRS)]
+        return _pair_keys(text.segments(field), self._words[field].firsts)

@@ -165,3 +165,21 @@ def test_a_word_met_before_is_looked_up_again_when_its_patterns_change() -> None
     engine.remove_alert(3)
     engine.remove_alert(1)
     assert engine.match(record) == []
+
+
+def test_a_phrase_filed_after_its_first_word_was_met_is_found_and_forgotten() -> None:
+    engine = MatchEngine()
+    engine.add_alert(1, "ti:meets")
+    record = paper(title="GRPO meets ALFWorld meets", abstract="alfworld meets grpo")
+    assert [m.ref_id for m in engine.match(record)] == [1]  # `meets` is now cached
+    engine.add_alert(2, 'ti:"meets alfworld"')
+    engine.add_alert(3, '"meets grpo"')  # title or abstract: found in the abstract
+    engine.add_alert(4, 'abs:"grpo meets"')  # `grpo` ends the abstract: no follower
+    assert {m.ref_id for m in engine.match(record)} == {1, 2, 3}
+    engine.remove_alert(2)
+    engine.remove_alert(3)
+    assert {m.ref_id for m in engine.match(record)} == {1}
+    engine.remove_alert(1)
+    engine.remove_alert(4)
+    assert engine.match(record) == []
+    assert engine.stats()["index_keys"] == 0
