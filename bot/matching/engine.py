@@ -39,6 +39,7 @@ from bot.matching.rows import (
     ALWAYS,
     CompiledQuery,
     Fast,
+    Nested,
     Row,
     all_leaves,
     build_matches,
@@ -102,7 +103,7 @@ class MatchEngine:
         self._queries: dict[int, int | CompiledQuery] = {}  # slot -> pattern id (a term) | query
         self._direct: dict[int, dict[int, Row]] = {}
         self._fast: dict[int, dict[int, Fast]] = {}
-        self._nested: dict[int, dict[int, CompiledQuery]] = {}
+        self._nested: dict[int, dict[int, Nested]] = {}
         self._terms: dict[str, tuple[str]] = {}  # one `(label,)` per label, shared
 
     def __len__(self) -> int:
@@ -155,12 +156,10 @@ class MatchEngine:
                     if slot in found:
                         again.append(slot)  # two alternatives fired: collect the terms
                     found[slot] = row
-        candidates: dict[int, CompiledQuery] = {}
         for pid in nested.keys() & true:
-            candidates.update(nested[pid])
-        for slot, query in candidates.items():
-            if query.check is None or query.check(true):
-                found[slot] = query.row(true)
+            for slot, (residual, query) in nested[pid].items():
+                if slot not in found and (residual is None or residual(true)):
+                    found[slot] = query.row(true)
         for slot in again:
             twice = self._queries[slot]
             assert isinstance(twice, CompiledQuery)
@@ -189,13 +188,13 @@ class MatchEngine:
         names = tuple(labels[i] for i in positive)
         repeats = len(set(names)) < len(names)
         fast = self._fast_path(tree)
-        check = self._residual(tree) if fast is None else fast[0]
-        query = CompiledQuery(kind, ref_id, tree, check, positive, names, repeats)
+        query = CompiledQuery(kind, ref_id, tree, positive, names, repeats)
         self._queries[slot] = query
+        if fast is None:
+            for pid, residual in self._nested_checks(tree).items():
+                self._nested.setdefault(pid, {})[slot] = (residual, query)
+            return
         for pid in self._anchors(tree):
-            if fast is None:
-                self._nested.setdefault(pid, {})[slot] = query
-                continue
             fired = {pid, *fast[1]}
             terms = unique(name for p, name in zip(positive, names, strict=True) if p in fired)
             self._fast.setdefault(pid, {})[slot] = (fast[0], (kind, ref_id, terms))
@@ -219,6 +218,26 @@ class MatchEngine:
             return None
         check = compile_check((False, rest, excluded, True)) if leaves else ALWAYS
         return check, tuple(leaves[: len(rest)])
+
+    def _nested_checks(self, tree: Tree) -> dict[int, Check | None]:
+        """Under each anchor of a query evaluated in full, what decides it once that
+        anchor fired. An OR holds when one of its items does, and an item only when
+        one of its own anchors fired: under each anchor only the items it anchors are
+        checked (`au:wu_y OR (a AND b)` under `a`: is `b` there; under the name:
+        nothing), so a candidate costs one C-level check, not the whole tree."""
+        assert not isinstance(tree, int)
+        if not tree[0]:
+            return dict.fromkeys(self._anchors(tree), self._residual(tree))
+        by_anchor: dict[int, list[Tree]] = {}
+        for item in tree[1]:
+            for pid in self._anchors(item):
+                by_anchor.setdefault(pid, []).append(item)
+        return {
+            pid: self._residual(items[0])
+            if len(items) == 1
+            else compile_check((True, tuple(items), (), False))
+            for pid, items in by_anchor.items()
+        }
 
     def _remove(self, slot: int) -> bool:
         query = self._queries.pop(slot, None)

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from itertools import chain, compress, islice, pairwise, repeat
 from operator import is_
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from bot.matching.lexer import DATE_FIELDS
 from bot.matching.names import NameTable
@@ -158,9 +158,10 @@ class _WordSpace:
             found = list(map(resolved.__getitem__, words))
         into.extend(chain.from_iterable(filter(None, found)))
         if pairs is not None:
+            entries = cast(list[tuple[int, ...]], found)  # every word is resolved now
             # Only the few words with ids are visited; the last one has no follower.
-            for i in compress(range(len(words) - 1), found):
-                if found[i][0] == PAIR_START:
+            for i in compress(range(len(words) - 1), entries):
+                if entries[i][0] == PAIR_START:
                     pairs.append((words[i], words[i + 1]))
 
     def _resolve(self, word: str) -> tuple[int, ...]:

@@ -34,7 +34,6 @@ class CompiledQuery:
     kind: MatchKind
     ref_id: int
     tree: Tree
-    check: Check | None  # what is left to check once an anchor matched (None: nothing)
     positive: tuple[int, ...]  # pattern ids outside exclusions, first use first ...
     labels: tuple[str, ...]  # ... and their labels
     repeats: bool  # two positive patterns have the same label
@@ -43,6 +42,11 @@ class CompiledQuery:
         """The match, with the positive terms that fired."""
         terms = tuple(compress(self.labels, map(true.__contains__, self.positive)))
         return (self.kind, self.ref_id, unique(terms) if self.repeats else terms)
+
+
+# A query evaluated in full, under one of its anchors: what decides it once that anchor
+# fired (None: nothing more) and the query.
+Nested = tuple[Check | None, CompiledQuery]
 
 
 _new = object.__new__

@@ -183,3 +183,34 @@ def test_a_phrase_filed_after_its_first_word_was_met_is_found_and_forgotten() ->
     engine.remove_alert(4)
     assert engine.match(record) == []
     assert engine.stats()["index_keys"] == 0
+
+
+OR_SHAPES = (
+    "grpo OR (alfworld AND webshop)",
+    "(grpo AND webshop) OR (grpo AND alfworld)",  # two items anchored on one word
+    "grpo OR (grpo AND alfworld)",
+    "(alfworld AND grpo) OR (alfworld AND reward) OR (alfworld ANDNOT webshop)",
+    "ti:grpo OR abs:webshop OR (alfworld ANDNOT cat:cs.LG)",
+    "au:Wu_Y OR ((grpo OR webshop) AND alfworld)",
+    "(grpo AND (webshop OR alfworld)) OR ti:reward",
+    '("meets alfworld" AND cat:cs.*) OR (grpo ANDNOT webshop)',
+)
+
+
+def test_an_or_is_decided_under_each_anchor_by_the_items_it_anchors() -> None:
+    queries = dict(enumerate(OR_SHAPES))
+    engine = MatchEngine()
+    for ref, expr in queries.items():
+        engine.add_alert(ref, expr)
+    words = ("grpo", "alfworld", "webshop", "reward", "meets")
+    records = [
+        paper(
+            title=" ".join(w for k, w in enumerate(words) if mask >> k & 1),
+            abstract=" ".join(w for k, w in enumerate(words) if mask >> (4 - k) & 1),
+            authors=("Yi Wu",) if mask % 3 == 0 else ("Ann Lee",),
+            categories=("cs.LG",) if mask % 2 else ("math.OC",),
+            id=f"2607.{mask:05d}",
+        )
+        for mask in range(32)
+    ]
+    assert _agree(engine, queries, records) > 60
