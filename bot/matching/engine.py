@@ -28,7 +28,6 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Sequence
-from itertools import chain
 from typing import Any
 
 from bot.matching.index import PatternIndex
@@ -40,9 +39,11 @@ from bot.matching.rows import (
     CompiledQuery,
     Fast,
     Nested,
+    Plan,
     Row,
     all_leaves,
     build_matches,
+    build_plan,
     slot_of,
 )
 from bot.matching.terms import (
@@ -105,6 +106,9 @@ class MatchEngine:
         self._fast: dict[int, dict[int, Fast]] = {}
         self._nested: dict[int, dict[int, Nested]] = {}
         self._terms: dict[str, tuple[str]] = {}  # one `(label,)` per label, shared
+        # The three tables above joined by anchor, as tuples (None: rebuild on use), so
+        # a fired pattern costs one lookup, not one per table (see `Plan`).
+        self._plans: dict[int, Plan | None] = {}
 
     def __len__(self) -> int:
         return len(self._queries)
@@ -143,21 +147,19 @@ class MatchEngine:
         # Every pattern is indexed, so `true` holds exactly the patterns the paper
         # matches: evaluating a query is then set operations, no text work.
         true = self._index.find(PaperText(paper))
-        direct, fast, nested = self._direct, self._fast, self._nested
-        # Single terms: every row of every fired pattern, gathered by C iterators.
-        rows: list[Row] = list(
-            chain.from_iterable(map(dict.values, map(direct.__getitem__, direct.keys() & true)))
-        )
+        plans = self._plans
+        rows: list[Row] = []
         found: dict[int, Row] = {}  # by slot: an OR may be anchored twice
         again: list[int] = []
-        for pid in fast.keys() & true:
-            for slot, (check, row) in fast[pid].items():
+        for pid in plans.keys() & true:
+            direct, fast, nested = plans[pid] or self._plan(pid)
+            rows += direct  # single terms: their rows as they are
+            for slot, check, row in fast:
                 if check(true):
                     if slot in found:
                         again.append(slot)  # two alternatives fired: collect the terms
                     found[slot] = row
-        for pid in nested.keys() & true:
-            for slot, (residual, query) in nested[pid].items():
+            for slot, residual, query in nested:
                 if slot not in found and (residual is None or residual(true)):
                     found[slot] = query.row(true)
         for slot in again:
@@ -183,6 +185,7 @@ class MatchEngine:
             label = labels[tree]
             single = self._terms.setdefault(label, (label,))
             self._direct.setdefault(tree, {})[slot] = (kind, ref_id, single)
+            self._plans[tree] = None
             return
         positive = tuple(dict.fromkeys(positive_leaves(tree)))
         names = tuple(labels[i] for i in positive)
@@ -193,11 +196,13 @@ class MatchEngine:
         if fast is None:
             for pid, residual in self._nested_checks(tree).items():
                 self._nested.setdefault(pid, {})[slot] = (residual, query)
+                self._plans[pid] = None
             return
         for pid in self._anchors(tree):
             fired = {pid, *fast[1]}
             terms = unique(name for p, name in zip(positive, names, strict=True) if p in fired)
             self._fast.setdefault(pid, {})[slot] = (fast[0], (kind, ref_id, terms))
+            self._plans[pid] = None
 
     def _fast_path(self, tree: Tree) -> tuple[Check, tuple[int, ...]] | None:
         """(check, terms that fired besides the anchor) when the query's match, given
@@ -248,16 +253,28 @@ class MatchEngine:
         else:
             anchors, uses = list(self._anchors(query.tree)), all_leaves(query.tree)
         for pid in anchors:
+            left = False
             for table in (self._direct, self._fast, self._nested):
                 entries: dict[int, Any] | None = table.get(pid)
                 if entries is not None and entries.pop(slot, None) is not None and not entries:
                     del table[pid]
+                left = left or pid in table
+            if left:
+                self._plans[pid] = None
+            else:
+                self._plans.pop(pid, None)
         for pid in uses:
             self._uses[pid] -= 1
             if not self._uses[pid]:
                 self._index.remove(pid)
                 del self._uses[pid], self._ids[self._patterns.pop(pid)]
         return True
+
+    def _plan(self, pid: int) -> Plan:
+        plan = self._plans[pid] = build_plan(
+            self._direct.get(pid, {}), self._fast.get(pid, {}), self._nested.get(pid, {})
+        )
+        return plan
 
     def _intern(self, pattern: Pattern) -> int:
         pid = self._ids.get(pattern)

@@ -48,6 +48,24 @@ class CompiledQuery:
 # fired (None: nothing more) and the query.
 Nested = tuple[Check | None, CompiledQuery]
 
+# What one fired pattern leads to: the rows of the single terms it is, the queries it
+# anchors that one check decides, those evaluated in full; each entry with its slot.
+Plan = tuple[
+    tuple[Row, ...],
+    tuple[tuple[int, Check, Row], ...],
+    tuple[tuple[int, Check | None, CompiledQuery], ...],
+]
+
+
+def build_plan(direct: dict[int, Row], fast: dict[int, Fast], nested: dict[int, Nested]) -> Plan:
+    """One pattern's entries of the engine's three tables (slot -> entry) as tuples: a
+    paper walks them with no dict iteration and one lookup per fired pattern."""
+    return (
+        tuple(direct.values()),
+        tuple((slot, check, row) for slot, (check, row) in fast.items()),
+        tuple((slot, residual, query) for slot, (residual, query) in nested.items()),
+    )
+
 
 _new = object.__new__
 _SETTERS = tuple(getattr(Match, name).__set__ for name in ("paper_id", "kind", "ref_id", "terms"))
