@@ -248,16 +248,16 @@ class PaperText:
         return self._keys
 
     def name_positions(
-        self, surnames: AbstractSet[str]
+        self, surnames: AbstractSet[str], shortest: int = 2
     ) -> list[tuple[tuple[str, ...], dict[str, int], dict[str, int]]]:
-        """For each author of two words or more holding one of `surnames`: its words,
+        """For each author of `shortest` words or more holding one of `surnames`: its words,
         where each word last occurs and where each initial first occurs. `Yi Wu` has the name key
         (`wu`, `y`) because `y` starts a word before the last `wu`. Asked only about the
         surnames an index holds, a name of n words costs O(n), never one key per pair of
         its words."""
         found = []
         for seg in self.segments("au"):
-            if len(seg) > 1 and not surnames.isdisjoint(seg):
+            if len(seg) >= shortest and not surnames.isdisjoint(seg):
                 last = {word: i for i, word in enumerate(seg)}
                 first: dict[str, int] = {}
                 for i, word in enumerate(seg):

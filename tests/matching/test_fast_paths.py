@@ -109,7 +109,10 @@ def test_the_word_cache_follows_patterns_added_and_removed() -> None:
     assert engine.stats() == {"queries": 0, "patterns": 0, "index_keys": 0}
 
 
-NAMES = ("Yi Wu", "Y. Wu", "Yu-Ting Wu", "Wu Yi", "Yi Ming Wu", "Ann Wu Lee", "Y Wu Wu")
+NAMES = (
+    "Yi Wu", "Y. Wu", "Yu-Ting Wu", "Wu Yi", "Yi Ming Wu", "Ann Wu Lee", "Y Wu Wu", "Wu Wu",
+    "Yu Wu", "W Wu", "Ming Wu", "Wei Lee", "Y Lee",
+)  # fmt: skip
 
 
 @pytest.mark.parametrize("author", NAMES)
