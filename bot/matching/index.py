@@ -25,9 +25,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
-from itertools import chain, compress, islice, pairwise, repeat
-from operator import is_
-from typing import TypeVar, cast
+from itertools import chain, compress, islice, pairwise
+from typing import TypeVar
 
 from bot.matching.lexer import DATE_FIELDS
 from bot.matching.names import NameTable
@@ -149,19 +148,19 @@ class _WordSpace:
         PAIR_START); given `pairs`, append there the consecutive pairs of `words` (one
         segment) whose first word starts a filed pair."""
         resolved = self.resolved
-        found = list(map(resolved.get, words))
-        if None in found:
+        try:  # after a day or two, every word was met before
+            found = list(map(resolved.__getitem__, words))
+        except KeyError:
             if len(resolved) > _CACHE_LIMIT:
                 resolved.clear()
-            for word in set(compress(words, map(is_, found, repeat(None)))):
+            for word in set(words).difference(resolved):
                 resolved[word] = self._resolve(word)
             found = list(map(resolved.__getitem__, words))
         into.extend(chain.from_iterable(filter(None, found)))
         if pairs is not None:
-            entries = cast(list[tuple[int, ...]], found)  # every word is resolved now
             # Only the few words with ids are visited; the last one has no follower.
-            for i in compress(range(len(words) - 1), entries):
-                if entries[i][0] == PAIR_START:
+            for i in compress(range(len(words) - 1), found):
+                if found[i][0] == PAIR_START:
                     pairs.append((words[i], words[i + 1]))
 
     def _resolve(self, word: str) -> tuple[int, ...]:
