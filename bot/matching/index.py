@@ -25,12 +25,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
-from itertools import chain, compress, islice, pairwise
+from itertools import chain, compress, islice, pairwise, repeat
+from operator import is_
 from typing import TypeVar
 
 from bot.matching.lexer import DATE_FIELDS
 from bot.matching.names import NameTable
-from bot.matching.patterns import Pattern, pattern_matches
+from bot.matching.patterns import MIN_PREFIX, Pattern, pattern_matches
 from bot.matching.textnorm import PaperText
 
 _CACHE_LIMIT = 200_000  # words remembered per field
@@ -100,12 +101,13 @@ class _WordSpace:
     ids begin with PAIR_START, so a one-segment field's pairs come from the words'
     lookup, not from a second pass over its words."""
 
-    __slots__ = ("exact", "firsts", "lengths", "prefixes", "resolved")
+    __slots__ = ("exact", "firsts", "heads", "lengths", "prefixes", "resolved")
 
     def __init__(self) -> None:
         self.exact: dict[str, tuple[int, ...]] = {}
         self.prefixes: dict[str, tuple[int, ...]] = {}
         self.lengths: Counter[int] = Counter()
+        self.heads: Counter[str] = Counter()  # the prefixes' first two letters
         self.resolved: dict[str, tuple[int, ...]] = {}
         self.firsts: Counter[str] = Counter()  # first words of the filed pairs
 
@@ -126,6 +128,7 @@ class _WordSpace:
         if is_prefix:
             _file_id(self.prefixes, word, pid)
             self.lengths[len(word)] += 1
+            self.heads[word[:MIN_PREFIX]] += 1
             self.resolved = {}  # O(1): a fresh cache refills lazily
         else:
             _file_id(self.exact, word, pid)
@@ -135,7 +138,9 @@ class _WordSpace:
         if is_prefix:
             _discard(self.prefixes, word, pid)
             self.lengths[len(word)] -= 1
+            self.heads[word[:MIN_PREFIX]] -= 1
             self.lengths += Counter()  # drop lengths no prefix has
+            self.heads += Counter()
             self.resolved = {}
         else:
             _discard(self.exact, word, pid)
@@ -153,7 +158,8 @@ class _WordSpace:
         except KeyError:
             if len(resolved) > _CACHE_LIMIT:
                 resolved.clear()
-            for word in set(words).difference(resolved):
+            looked = list(map(resolved.get, words))
+            for word in set(compress(words, map(is_, looked, repeat(None)))):
                 resolved[word] = self._resolve(word)
             found = list(map(resolved.__getitem__, words))
         into.extend(chain.from_iterable(filter(None, found)))
@@ -165,7 +171,11 @@ class _WordSpace:
 
     def _resolve(self, word: str) -> tuple[int, ...]:
         table, size = self.prefixes, len(word)
-        found = [pid for n in self.lengths if n <= size for pid in table.get(word[:n], ())]
+        found = []
+        # Most words start no prefix: one lookup (queries refuse shorter prefixes; should
+        # one be filed anyway, every length is tried).
+        if word[:MIN_PREFIX] in self.heads or min(self.lengths, default=MIN_PREFIX) < MIN_PREFIX:
+            found = [pid for n in self.lengths if n <= size for pid in table.get(word[:n], ())]
         start = (PAIR_START,) if word in self.firsts else ()
         return (*start, *self.exact.get(word, ()), *found)
 
