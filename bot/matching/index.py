@@ -107,7 +107,8 @@ class _WordSpace:
         self.exact: dict[str, tuple[int, ...]] = {}
         self.prefixes: dict[str, tuple[int, ...]] = {}
         self.lengths: Counter[int] = Counter()
-        self.heads: Counter[str] = Counter()  # the prefixes' first two letters
+        # The prefixes' first two letters -> their lengths: a new word tries only those.
+        self.heads: dict[str, Counter[int]] = {}
         self.resolved: dict[str, tuple[int, ...]] = {}
         self.firsts: Counter[str] = Counter()  # first words of the filed pairs
 
@@ -128,7 +129,7 @@ class _WordSpace:
         if is_prefix:
             _file_id(self.prefixes, word, pid)
             self.lengths[len(word)] += 1
-            self.heads[word[:MIN_PREFIX]] += 1
+            self.heads.setdefault(word[:MIN_PREFIX], Counter())[len(word)] += 1
             self.resolved = {}  # O(1): a fresh cache refills lazily
         else:
             _file_id(self.exact, word, pid)
@@ -138,9 +139,12 @@ class _WordSpace:
         if is_prefix:
             _discard(self.prefixes, word, pid)
             self.lengths[len(word)] -= 1
-            self.heads[word[:MIN_PREFIX]] -= 1
+            head = self.heads[word[:MIN_PREFIX]]
+            head[len(word)] -= 1
+            head += Counter()
+            if not head:
+                del self.heads[word[:MIN_PREFIX]]
             self.lengths += Counter()  # drop lengths no prefix has
-            self.heads += Counter()
             self.resolved = {}
         else:
             _discard(self.exact, word, pid)
@@ -171,11 +175,12 @@ class _WordSpace:
 
     def _resolve(self, word: str) -> tuple[int, ...]:
         table, size = self.prefixes, len(word)
-        found = []
-        # Most words start no prefix: one lookup (queries refuse shorter prefixes; should
-        # one be filed anyway, every length is tried).
-        if word[:MIN_PREFIX] in self.heads or min(self.lengths, default=MIN_PREFIX) < MIN_PREFIX:
-            found = [pid for n in self.lengths if n <= size for pid in table.get(word[:n], ())]
+        # Only the lengths of the prefixes starting as the word does (queries refuse
+        # shorter prefixes; should one be filed anyway, every length is tried).
+        lengths = self.heads.get(word[:MIN_PREFIX], ())
+        if min(self.lengths, default=MIN_PREFIX) < MIN_PREFIX:
+            lengths = self.lengths
+        found = [pid for n in lengths if n <= size for pid in table.get(word[:n], ())]
         start = (PAIR_START,) if word in self.firsts else ()
         return (*start, *self.exact.get(word, ()), *found)
 
