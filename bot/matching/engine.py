@@ -31,9 +31,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.matching.index import PatternIndex
-from bot.matching.lexer import DATE_FIELDS
-from bot.matching.patterns import Pattern, compile_term, term_label
-from bot.matching.query import Node, Term, make_and, make_or, parse_query
+from bot.matching.patterns import Pattern, compile_term, pattern_cost, term_label
+from bot.matching.query import Node, Term, parse_query, topic_query
 from bot.matching.rows import (
     ALWAYS,
     CompiledQuery,
@@ -58,32 +57,6 @@ from bot.matching.textnorm import PaperText
 from bot.types import Match, MatchKind, PaperRecord
 
 log = logging.getLogger(__name__)
-
-
-def _pattern_cost(pattern: Pattern) -> int:
-    """Guess how often a pattern matches (lower = rarer), to choose anchors."""
-    if pattern.field in DATE_FIELDS:
-        return 100_000  # a window of days holds thousands of papers
-    if pattern.field == "cat":
-        return 5000 if pattern.prefix else 1000
-    if pattern.field in ("au", "id", "doi", "rn"):
-        return 1
-    if len(pattern.words) > 1:
-        return 3
-    return 300 if pattern.prefix else max(5, 40 - len(pattern.words[0]))
-
-
-def topic_query(query: str, categories: Sequence[str]) -> Node | None:
-    """A topic as one tree: its query AND one of its categories (either may be empty)."""
-    cats: list[Node] = []
-    for raw in categories:
-        value = raw.strip()
-        if value:
-            cats.append(Term("cat", value.rstrip("*"), prefix=value.endswith("*")))
-    parts: list[Node] = [parse_query(query)] if query.strip() else []
-    if cats:
-        parts.append(make_or(cats))
-    return make_and(parts, []) if parts else None
 
 
 class MatchEngine:
@@ -297,7 +270,7 @@ class MatchEngine:
 
     def _anchor_item(self, items: tuple[Tree, ...]) -> int:
         """Which item of an AND anchors it: the one whose anchors look rarest."""
-        costs = [sum(_pattern_cost(self._patterns[p]) for p in self._anchors(i)) for i in items]
+        costs = [sum(pattern_cost(self._patterns[p]) for p in self._anchors(i)) for i in items]
         return costs.index(min(costs))
 
     def _residual(self, tree: Tree) -> Check | None:
