@@ -100,8 +100,7 @@ class PapertideSide:
 
     def baseline(self, sample_size: int) -> dict[str, Any]:
         """The per-query baseline on a sample of papers: CPU s per paper, identical?"""
-        from bot.matching.engine import topic_query
-        from bot.matching.query import parse_query
+        from bot.matching.query import parse_query, topic_query
         from bot.matching.terms import BaselineQuery
         from bot.matching.textnorm import PaperText
         from bot.types import Match, MatchKind
@@ -129,8 +128,7 @@ class PapertideSide:
 class TantivySide:
     def __init__(self, papers: list, alerts: list, topics: list) -> None:  # type: ignore[type-arg]
         from bench.match_tantivy import TantivyDay
-        from bot.matching.engine import topic_query
-        from bot.matching.query import parse_query
+        from bot.matching.query import parse_query, topic_query
 
         self.papers = papers
         self.day = TantivyDay()

@@ -28,20 +28,21 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Sequence
-from itertools import chain
 from typing import Any
 
 from bot.matching.index import PatternIndex
-from bot.matching.lexer import DATE_FIELDS
-from bot.matching.patterns import Pattern, compile_term, term_label
-from bot.matching.query import Node, Term, make_and, make_or, parse_query
+from bot.matching.patterns import Pattern, compile_term, pattern_cost, term_label
+from bot.matching.query import Node, Term, parse_query, topic_query
 from bot.matching.rows import (
     ALWAYS,
     CompiledQuery,
     Fast,
+    Nested,
+    Plan,
     Row,
     all_leaves,
     build_matches,
+    build_plan,
     slot_of,
 )
 from bot.matching.terms import (
@@ -56,32 +57,6 @@ from bot.matching.textnorm import PaperText
 from bot.types import Match, MatchKind, PaperRecord
 
 log = logging.getLogger(__name__)
-
-
-def _pattern_cost(pattern: Pattern) -> int:
-    """Guess how often a pattern matches (lower = rarer), to choose anchors."""
-    if pattern.field in DATE_FIELDS:
-        return 100_000  # a window of days holds thousands of papers
-    if pattern.field == "cat":
-        return 5000 if pattern.prefix else 1000
-    if pattern.field in ("au", "id", "doi", "rn"):
-        return 1
-    if len(pattern.words) > 1:
-        return 3
-    return 300 if pattern.prefix else max(5, 40 - len(pattern.words[0]))
-
-
-def topic_query(query: str, categories: Sequence[str]) -> Node | None:
-    """A topic as one tree: its query AND one of its categories (either may be empty)."""
-    cats: list[Node] = []
-    for raw in categories:
-        value = raw.strip()
-        if value:
-            cats.append(Term("cat", value.rstrip("*"), prefix=value.endswith("*")))
-    parts: list[Node] = [parse_query(query)] if query.strip() else []
-    if cats:
-        parts.append(make_or(cats))
-    return make_and(parts, []) if parts else None
 
 
 class MatchEngine:
@@ -102,8 +77,11 @@ class MatchEngine:
         self._queries: dict[int, int | CompiledQuery] = {}  # slot -> pattern id (a term) | query
         self._direct: dict[int, dict[int, Row]] = {}
         self._fast: dict[int, dict[int, Fast]] = {}
-        self._nested: dict[int, dict[int, CompiledQuery]] = {}
+        self._nested: dict[int, dict[int, Nested]] = {}
         self._terms: dict[str, tuple[str]] = {}  # one `(label,)` per label, shared
+        # The three tables above joined by anchor, as tuples (None: rebuild on use), so
+        # a fired pattern costs one lookup, not one per table (see `Plan`).
+        self._plans: dict[int, Plan | None] = {}
 
     def __len__(self) -> int:
         return len(self._queries)
@@ -142,25 +120,21 @@ class MatchEngine:
         # Every pattern is indexed, so `true` holds exactly the patterns the paper
         # matches: evaluating a query is then set operations, no text work.
         true = self._index.find(PaperText(paper))
-        direct, fast, nested = self._direct, self._fast, self._nested
-        # Single terms: every row of every fired pattern, gathered by C iterators.
-        rows: list[Row] = list(
-            chain.from_iterable(map(dict.values, map(direct.__getitem__, direct.keys() & true)))
-        )
+        plans = self._plans
+        rows: list[Row] = []
         found: dict[int, Row] = {}  # by slot: an OR may be anchored twice
         again: list[int] = []
-        for pid in fast.keys() & true:
-            for slot, (check, row) in fast[pid].items():
+        for pid in plans.keys() & true:
+            direct, fast, nested = plans[pid] or self._plan(pid)
+            rows += direct  # single terms: their rows as they are
+            for slot, check, row in fast:
                 if check(true):
                     if slot in found:
                         again.append(slot)  # two alternatives fired: collect the terms
                     found[slot] = row
-        candidates: dict[int, CompiledQuery] = {}
-        for pid in nested.keys() & true:
-            candidates.update(nested[pid])
-        for slot, query in candidates.items():
-            if query.check is None or query.check(true):
-                found[slot] = query.row(true)
+            for slot, residual, query in nested:
+                if slot not in found and (residual is None or residual(true)):
+                    found[slot] = query.row(true)
         for slot in again:
             twice = self._queries[slot]
             assert isinstance(twice, CompiledQuery)
@@ -184,21 +158,24 @@ class MatchEngine:
             label = labels[tree]
             single = self._terms.setdefault(label, (label,))
             self._direct.setdefault(tree, {})[slot] = (kind, ref_id, single)
+            self._plans[tree] = None
             return
         positive = tuple(dict.fromkeys(positive_leaves(tree)))
         names = tuple(labels[i] for i in positive)
         repeats = len(set(names)) < len(names)
         fast = self._fast_path(tree)
-        check = self._residual(tree) if fast is None else fast[0]
-        query = CompiledQuery(kind, ref_id, tree, check, positive, names, repeats)
+        query = CompiledQuery(kind, ref_id, tree, positive, names, repeats)
         self._queries[slot] = query
+        if fast is None:
+            for pid, residual in self._nested_checks(tree).items():
+                self._nested.setdefault(pid, {})[slot] = (residual, query)
+                self._plans[pid] = None
+            return
         for pid in self._anchors(tree):
-            if fast is None:
-                self._nested.setdefault(pid, {})[slot] = query
-                continue
             fired = {pid, *fast[1]}
             terms = unique(name for p, name in zip(positive, names, strict=True) if p in fired)
             self._fast.setdefault(pid, {})[slot] = (fast[0], (kind, ref_id, terms))
+            self._plans[pid] = None
 
     def _fast_path(self, tree: Tree) -> tuple[Check, tuple[int, ...]] | None:
         """(check, terms that fired besides the anchor) when the query's match, given
@@ -220,6 +197,26 @@ class MatchEngine:
         check = compile_check((False, rest, excluded, True)) if leaves else ALWAYS
         return check, tuple(leaves[: len(rest)])
 
+    def _nested_checks(self, tree: Tree) -> dict[int, Check | None]:
+        """Under each anchor of a query evaluated in full, what decides it once that
+        anchor fired. An OR holds when one of its items does, and an item only when
+        one of its own anchors fired: under each anchor only the items it anchors are
+        checked (`au:wu_y OR (a AND b)` under `a`: is `b` there; under the name:
+        nothing), so a candidate costs one C-level check, not the whole tree."""
+        assert not isinstance(tree, int)
+        if not tree[0]:
+            return dict.fromkeys(self._anchors(tree), self._residual(tree))
+        by_anchor: dict[int, list[Tree]] = {}
+        for item in tree[1]:
+            for pid in self._anchors(item):
+                by_anchor.setdefault(pid, []).append(item)
+        return {
+            pid: self._residual(items[0])
+            if len(items) == 1
+            else compile_check((True, tuple(items), (), False))
+            for pid, items in by_anchor.items()
+        }
+
     def _remove(self, slot: int) -> bool:
         query = self._queries.pop(slot, None)
         if query is None:
@@ -229,16 +226,28 @@ class MatchEngine:
         else:
             anchors, uses = list(self._anchors(query.tree)), all_leaves(query.tree)
         for pid in anchors:
+            left = False
             for table in (self._direct, self._fast, self._nested):
                 entries: dict[int, Any] | None = table.get(pid)
                 if entries is not None and entries.pop(slot, None) is not None and not entries:
                     del table[pid]
+                left = left or pid in table
+            if left:
+                self._plans[pid] = None
+            else:
+                self._plans.pop(pid, None)
         for pid in uses:
             self._uses[pid] -= 1
             if not self._uses[pid]:
                 self._index.remove(pid)
                 del self._uses[pid], self._ids[self._patterns.pop(pid)]
         return True
+
+    def _plan(self, pid: int) -> Plan:
+        plan = self._plans[pid] = build_plan(
+            self._direct.get(pid, {}), self._fast.get(pid, {}), self._nested.get(pid, {})
+        )
+        return plan
 
     def _intern(self, pattern: Pattern) -> int:
         pid = self._ids.get(pattern)
@@ -261,7 +270,7 @@ class MatchEngine:
 
     def _anchor_item(self, items: tuple[Tree, ...]) -> int:
         """Which item of an AND anchors it: the one whose anchors look rarest."""
-        costs = [sum(_pattern_cost(self._patterns[p]) for p in self._anchors(i)) for i in items]
+        costs = [sum(pattern_cost(self._patterns[p]) for p in self._anchors(i)) for i in items]
         return costs.index(min(costs))
 
     def _residual(self, tree: Tree) -> Check | None:

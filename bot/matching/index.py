@@ -24,17 +24,15 @@ Python step per paper word.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
-from itertools import chain, compress, islice, pairwise, repeat
-from operator import is_
-from typing import TypeVar
+from collections.abc import Hashable, Iterable
+from itertools import chain, compress, islice, pairwise
 
 from bot.matching.lexer import DATE_FIELDS
 from bot.matching.names import NameTable
 from bot.matching.patterns import Pattern, pattern_matches
 from bot.matching.textnorm import PaperText
+from bot.matching.wordspace import PAIR_START, WordSpace, discard, file_id
 
-_CACHE_LIMIT = 200_000  # words remembered per field
 NAMES = "au:name"  # the key space of (surname, first initial) pairs
 SCAN = "scan"  # date ranges: no key, checked on every paper
 _PAIRS = ":pairs"  # suffix of the key spaces of consecutive word pairs ("ti:pairs")
@@ -90,95 +88,23 @@ def _pair_keys(segments: tuple[tuple[str, ...], ...], firsts: Counter[str]) -> s
     return found
 
 
-class _WordSpace:
-    """Pattern ids by word and by word prefix, for one field, behind a cache from each
-    paper word met to every id it gives (exact and prefix): a paper's words resolve
-    by one `dict.get` each, in C. Vocabularies are Zipf-skewed, so after a day almost
-    every word was met before; a new word costs one Python step, once."""
-
-    __slots__ = ("exact", "lengths", "prefixes", "resolved")
-
-    def __init__(self) -> None:
-        self.exact: dict[str, tuple[int, ...]] = {}
-        self.prefixes: dict[str, tuple[int, ...]] = {}
-        self.lengths: Counter[int] = Counter()
-        self.resolved: dict[str, tuple[int, ...]] = {}
-
-    def __len__(self) -> int:
-        return len(self.exact) + len(self.prefixes)
-
-    def add(self, word: str, pid: int, is_prefix: bool) -> None:
-        if is_prefix:
-            _file_id(self.prefixes, word, pid)
-            self.lengths[len(word)] += 1
-            self.resolved = {}  # O(1): a fresh cache refills lazily
-        else:
-            _file_id(self.exact, word, pid)
-            self.resolved.pop(word, None)
-
-    def remove(self, word: str, pid: int, is_prefix: bool) -> None:
-        if is_prefix:
-            _discard(self.prefixes, word, pid)
-            self.lengths[len(word)] -= 1
-            self.lengths += Counter()  # drop lengths no prefix has
-            self.resolved = {}
-        else:
-            _discard(self.exact, word, pid)
-            self.resolved.pop(word, None)
-
-    def find(self, words: Sequence[str], into: list[int]) -> None:
-        """Append the ids of the patterns some of the words match (with repeats)."""
-        resolved = self.resolved
-        found = list(map(resolved.get, words))
-        if None in found:
-            if len(resolved) > _CACHE_LIMIT:
-                resolved.clear()
-            for word in set(compress(words, map(is_, found, repeat(None)))):
-                resolved[word] = self._resolve(word)
-            found = list(map(resolved.__getitem__, words))
-        into.extend(chain.from_iterable(filter(None, found)))
-
-    def _resolve(self, word: str) -> tuple[int, ...]:
-        table, size = self.prefixes, len(word)
-        found = [pid for n in self.lengths if n <= size for pid in table.get(word[:n], ())]
-        return (*self.exact.get(word, ()), *found)
-
-
-K = TypeVar("K", bound=Hashable)
-
-
-def _file_id(table: dict[K, tuple[int, ...]], key: K, pid: int) -> None:
-    """File an id under a key: tuples, not sets (a key holds one or two ids, and a
-    1-tuple takes 48 bytes where a set takes 216)."""
-    table[key] = (*table.get(key, ()), pid)
-
-
-def _discard(table: dict[K, tuple[int, ...]], key: K, pid: int) -> None:
-    rest = tuple(i for i in table[key] if i != pid)
-    if rest:
-        table[key] = rest
-    else:
-        del table[key]
-
-
 class PatternIndex:
     """Pattern ids filed by key (see the module docstring)."""
 
     def __init__(self) -> None:
         self._patterns: dict[int, Pattern] = {}
-        self._words: dict[str, _WordSpace] = {}  # field -> words and prefixes
+        self._words: dict[str, WordSpace] = {}  # field -> words and prefixes
         self._exact: dict[str, dict[Hashable, tuple[int, ...]]] = {}  # pairs, categories
         self._cat_prefix: dict[str, tuple[int, ...]] = {}  # `cat:cs.*`
         self._cat_cache: dict[str, tuple[int, ...]] = {}  # category -> its prefixes' ids
         self._unsure: set[int] = set()  # ids whose key only makes them candidates
         self._names = NameTable()
         self._scan: set[int] = set()  # date ranges, candidates on every paper
-        self._firsts: dict[str, Counter[str]] = {}  # pair space -> first words filed
 
     def key_count(self) -> int:
         """How many distinct keys are filed (for diagnostics)."""
         exact = sum(len(table) for table in self._exact.values())
-        words = sum(len(space) for space in self._words.values())
+        words = sum(len(space.exact) + len(space.prefixes) for space in self._words.values())
         names = len(self._names)
         return exact + words + names + len(self._cat_prefix) + len(self._scan)
 
@@ -197,18 +123,19 @@ class PatternIndex:
             self._names.add(pid, pattern)
         elif field == "cat" and is_prefix:
             assert isinstance(key, str)
-            _file_id(self._cat_prefix, key, pid)
+            file_id(self._cat_prefix, key, pid)
             self._cat_cache = {}
         else:
             for space in _spaces(field):
                 if space.endswith(_PAIRS) or space == "cat":
-                    _file_id(self._exact.setdefault(space, {}), key, pid)
+                    file_id(self._exact.setdefault(space, {}), key, pid)
                     if space != "cat":
                         assert isinstance(key, tuple)
-                        self._firsts.setdefault(space, Counter())[key[0]] += 1
+                        words = self._words.setdefault(space[: -len(_PAIRS)], WordSpace())
+                        words.add_first(key[0])
                 else:
                     assert isinstance(key, str)
-                    self._words.setdefault(space, _WordSpace()).add(key, pid, is_prefix)
+                    self._words.setdefault(space, WordSpace()).add(key, pid, is_prefix)
 
     def remove(self, pid: int) -> None:
         pattern = self._patterns.pop(pid)
@@ -220,20 +147,20 @@ class PatternIndex:
             self._names.remove(pid, pattern)
         elif field == "cat" and is_prefix:
             assert isinstance(key, str)
-            _discard(self._cat_prefix, key, pid)
+            discard(self._cat_prefix, key, pid)
             self._cat_cache = {}
         else:
             for space in _spaces(field):
                 if space.endswith(_PAIRS) or space == "cat":
-                    _discard(self._exact[space], key, pid)
+                    discard(self._exact[space], key, pid)
                     if not self._exact[space]:
                         del self._exact[space]
                     if space != "cat":
                         assert isinstance(key, tuple)
-                        firsts = self._firsts[space]
-                        firsts[key[0]] -= 1
-                        if not firsts[key[0]]:
-                            del firsts[key[0]]
+                        field = space[: -len(_PAIRS)]
+                        self._words[field].remove_first(key[0])
+                        if not self._words[field]:
+                            del self._words[field]
                 else:
                     assert isinstance(key, str)
                     self._words[space].remove(key, pid, is_prefix)
@@ -243,12 +170,26 @@ class PatternIndex:
     def find(self, text: PaperText) -> set[int]:
         """Exactly the ids of the filed patterns the paper matches."""
         found: list[int] = []
+        exact = self._exact
+        done: list[str] = []  # pair spaces decided with their field's words
         for space, words in self._words.items():
             segments = text.segments(space)
-            words.find(segments[0] if len(segments) == 1 else list(chain(*segments)), found)
-        for space, index in self._exact.items():
-            keys = self._paper_keys(text, space)
-            found.extend(chain.from_iterable(map(index.__getitem__, index.keys() & keys)))
+            if len(segments) != 1:
+                words.find(list(chain(*segments)), found)
+                continue
+            pair_space = space + _PAIRS
+            table = exact.get(pair_space) if words.firsts else None
+            if table is None:
+                words.find(segments[0], found)
+                continue
+            pairs: list[tuple[str, str]] = []
+            words.find(segments[0], found, pairs)
+            found.extend(chain.from_iterable(map(table.__getitem__, table.keys() & pairs)))
+            done.append(pair_space)
+        for space, index in exact.items():
+            if space not in done:
+                keys = self._paper_keys(text, space)
+                found.extend(chain.from_iterable(map(index.__getitem__, index.keys() & keys)))
         if self._cat_prefix:
             cache = self._cat_cache
             for category in text.categories:
@@ -264,6 +205,7 @@ class PatternIndex:
         if self._names:
             self._names.find(text, found)
         true = set(found)
+        true.discard(PAIR_START)
         true.update(self._scan)
         unsure = true.intersection(self._unsure)
         if unsure:
@@ -275,4 +217,5 @@ class PatternIndex:
     def _paper_keys(self, text: PaperText, space: str) -> Iterable[Hashable]:
         if space == "cat":
             return text.category_keys
-        return _pair_keys(text.segments(space[: -len(_PAIRS)]), self._firsts[space])
+        field = space[: -len(_PAIRS)]
+        return _pair_keys(text.segments(field), self._words[field].firsts)

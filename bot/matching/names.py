@@ -80,7 +80,10 @@ class NameTable:
         surnames = (initials.keys() & words) | (givens.keys() & words)
         if not surnames:
             return
-        for seg, last, first in text.name_positions(surnames):
+        for seg in text.segments("au"):
+            if len(seg) == 2 and seg[1] in surnames:
+                self._given_and_surname(seg[0], seg[1], found)
+        for seg, last, first in text.name_positions(surnames, shortest=3):
             position: dict[str, int] = {}  # word -> first index, built once if needed
             for surname in surnames.intersection(last):  # iterates this author's words
                 end = last[surname]
@@ -96,6 +99,26 @@ class NameTable:
                         for i, word in enumerate(seg):
                             position.setdefault(word, i)
                     _given_names(names, position, end, found)
+
+    def _given_and_surname(self, given: str, surname: str, found: list[int]) -> None:
+        """`find` for an author of two words (most are): only the second can be a
+        surname with a word before it, and that word's initial is the only one."""
+        initial = given[0]
+        by_initial = self._initials.get(surname)
+        if by_initial is not None:
+            ids = by_initial.get(initial)
+            if ids is not None:
+                found += ids
+        by_given = self._givens.get(surname)
+        names = by_given.get(initial) if by_given is not None else None
+        if names is None:
+            return
+        if len(given) == 1:  # `Y Wu` holds every given name starting with y
+            found.extend(chain.from_iterable(names.values()))
+        else:
+            ids = names.get(given)
+            if ids is not None:
+                found += ids
 
 
 T = TypeVar("T")

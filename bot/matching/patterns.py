@@ -198,3 +198,16 @@ def same_name(wanted: str, word: str) -> bool:
     return (len(wanted) == 1 and word.startswith(wanted)) or (
         len(word) == 1 and wanted.startswith(word)
     )
+
+
+def pattern_cost(pattern: Pattern) -> int:
+    """Guess how often a pattern matches (lower = rarer), to choose anchors."""
+    if pattern.field in DATE_FIELDS:
+        return 100_000  # a window of days holds thousands of papers
+    if pattern.field == "cat":
+        return 5000 if pattern.prefix else 1000
+    if pattern.field in ("au", "id", "doi", "rn"):
+        return 1
+    if len(pattern.words) > 1:
+        return 3
+    return 300 if pattern.prefix else max(5, 40 - len(pattern.words[0]))

@@ -29,6 +29,7 @@ with every operator explicit; parse -> format -> parse gives the same tree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.errors import QueryError
@@ -236,3 +237,16 @@ def query_problem(stored: str) -> str | None:
     except QueryError as exc:
         return str(exc)
     return None
+
+
+def topic_query(query: str, categories: Sequence[str]) -> Node | None:
+    """A topic as one tree: its query AND one of its categories (either may be empty)."""
+    cats: list[Node] = []
+    for raw in categories:
+        value = raw.strip()
+        if value:
+            cats.append(Term("cat", value.rstrip("*"), prefix=value.endswith("*")))
+    parts: list[Node] = [parse_query(query)] if query.strip() else []
+    if cats:
+        parts.append(make_or(cats))
+    return make_and(parts, []) if parts else None

@@ -34,7 +34,6 @@ class CompiledQuery:
     kind: MatchKind
     ref_id: int
     tree: Tree
-    check: Check | None  # what is left to check once an anchor matched (None: nothing)
     positive: tuple[int, ...]  # pattern ids outside exclusions, first use first ...
     labels: tuple[str, ...]  # ... and their labels
     repeats: bool  # two positive patterns have the same label
@@ -43,6 +42,29 @@ class CompiledQuery:
         """The match, with the positive terms that fired."""
         terms = tuple(compress(self.labels, map(true.__contains__, self.positive)))
         return (self.kind, self.ref_id, unique(terms) if self.repeats else terms)
+
+
+# A query evaluated in full, under one of its anchors: what decides it once that anchor
+# fired (None: nothing more) and the query.
+Nested = tuple[Check | None, CompiledQuery]
+
+# What one fired pattern leads to: the rows of the single terms it is, the queries it
+# anchors that one check decides, those evaluated in full; each entry with its slot.
+Plan = tuple[
+    tuple[Row, ...],
+    tuple[tuple[int, Check, Row], ...],
+    tuple[tuple[int, Check | None, CompiledQuery], ...],
+]
+
+
+def build_plan(direct: dict[int, Row], fast: dict[int, Fast], nested: dict[int, Nested]) -> Plan:
+    """One pattern's entries of the engine's three tables (slot -> entry) as tuples: a
+    paper walks them with no dict iteration and one lookup per fired pattern."""
+    return (
+        tuple(direct.values()),
+        tuple((slot, check, row) for slot, (check, row) in fast.items()),
+        tuple((slot, residual, query) for slot, (residual, query) in nested.items()),
+    )
 
 
 _new = object.__new__

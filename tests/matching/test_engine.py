@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.matching.engine import MatchEngine, topic_query
-from bot.matching.query import parse_query
+from bot.matching.engine import MatchEngine
+from bot.matching.query import parse_query, topic_query
 from bot.matching.terms import fired_terms
 from bot.matching.textnorm import PaperText
 from bot.types import Author, Match, MatchKind, PaperRecord

@@ -109,7 +109,10 @@ def test_the_word_cache_follows_patterns_added_and_removed() -> None:
     assert engine.stats() == {"queries": 0, "patterns": 0, "index_keys": 0}
 
 
-NAMES = ("Yi Wu", "Y. Wu", "Yu-Ting Wu", "Wu Yi", "Yi Ming Wu", "Ann Wu Lee", "Y Wu Wu")
+NAMES = (
+    "Yi Wu", "Y. Wu", "Yu-Ting Wu", "Wu Yi", "Yi Ming Wu", "Ann Wu Lee", "Y Wu Wu", "Wu Wu",
+    "Yu Wu", "W Wu", "Ming Wu", "Wei Lee", "Y Lee",
+)  # fmt: skip
 
 
 @pytest.mark.parametrize("author", NAMES)
@@ -165,3 +168,52 @@ def test_a_word_met_before_is_looked_up_again_when_its_patterns_change() -> None
     engine.remove_alert(3)
     engine.remove_alert(1)
     assert engine.match(record) == []
+
+
+def test_a_phrase_filed_after_its_first_word_was_met_is_found_and_forgotten() -> None:
+    engine = MatchEngine()
+    engine.add_alert(1, "ti:meets")
+    record = paper(title="GRPO meets ALFWorld meets", abstract="alfworld meets grpo")
+    assert [m.ref_id for m in engine.match(record)] == [1]  # `meets` is now cached
+    engine.add_alert(2, 'ti:"meets alfworld"')
+    engine.add_alert(3, '"meets grpo"')  # title or abstract: found in the abstract
+    engine.add_alert(4, 'abs:"grpo meets"')  # `grpo` ends the abstract: no follower
+    assert {m.ref_id for m in engine.match(record)} == {1, 2, 3}
+    engine.remove_alert(2)
+    engine.remove_alert(3)
+    assert {m.ref_id for m in engine.match(record)} == {1}
+    engine.remove_alert(1)
+    engine.remove_alert(4)
+    assert engine.match(record) == []
+    assert engine.stats()["index_keys"] == 0
+
+
+OR_SHAPES = (
+    "grpo OR (alfworld AND webshop)",
+    "(grpo AND webshop) OR (grpo AND alfworld)",  # two items anchored on one word
+    "grpo OR (grpo AND alfworld)",
+    "(alfworld AND grpo) OR (alfworld AND reward) OR (alfworld ANDNOT webshop)",
+    "ti:grpo OR abs:webshop OR (alfworld ANDNOT cat:cs.LG)",
+    "au:Wu_Y OR ((grpo OR webshop) AND alfworld)",
+    "(grpo AND (webshop OR alfworld)) OR ti:reward",
+    '("meets alfworld" AND cat:cs.*) OR (grpo ANDNOT webshop)',
+)
+
+
+def test_an_or_is_decided_under_each_anchor_by_the_items_it_anchors() -> None:
+    queries = dict(enumerate(OR_SHAPES))
+    engine = MatchEngine()
+    for ref, expr in queries.items():
+        engine.add_alert(ref, expr)
+    words = ("grpo", "alfworld", "webshop", "reward", "meets")
+    records = [
+        paper(
+            title=" ".join(w for k, w in enumerate(words) if mask >> k & 1),
+            abstract=" ".join(w for k, w in enumerate(words) if mask >> (4 - k) & 1),
+            authors=("Yi Wu",) if mask % 3 == 0 else ("Ann Lee",),
+            categories=("cs.LG",) if mask % 2 else ("math.OC",),
+            id=f"2607.{mask:05d}",
+        )
+        for mask in range(32)
+    ]
+    assert _agree(engine, queries, records) > 60
