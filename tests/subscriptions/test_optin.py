@@ -16,7 +16,7 @@ from bot.store.models import Alert, OutboxRow, Person, Subscription, Target, Top
 from bot.subscriptions.addresses import AddressError, normalize_address
 from bot.subscriptions.optin import confirm, delete_person, request_subscription, unsubscribe
 from bot.subscriptions.preferences import PreferenceError, update_preferences
-from bot.subscriptions.tokens import TokenError, make_token, person_token
+from bot.subscriptions.tokens import TokenError, make_token, person_token, read_token
 from bot.types import MessageKind
 from tests.support.web import NOW, SECRET, count, seed
 
@@ -172,7 +172,7 @@ async def test_confirm_checks_the_token_belongs_to_the_person(sessions) -> None:
     assert statuses == {"ann@lab.org": "confirmed", "bob@lab.org": "pending"}
 
 
-async def test_unsubscribe_stops_mail_already_queued(sessions) -> None:  # type: ignore[no-untyped-def]
+async def test_unsubscribe_stops_mail_already_queued(sessions, engine) -> None:  # type: ignore[no-untyped-def]
     ann = await _pending(sessions, "ann@lab.org")
     assert ann.id is not None
     async with sessions() as session, session.begin():
@@ -186,10 +186,13 @@ async def test_unsubscribe_stops_mail_already_queued(sessions) -> None:  # type:
             payload={},
         )
     token = person_token(SETTINGS, ann, "unsubscribe")
-    async with sessions() as session, session.begin():
-        person = await unsubscribe(session=session, token=token, settings=SETTINGS, now=NOW)
-    assert person is not None
-    assert person.email_status == "unsubscribed"
+    data = read_token(SETTINGS, token, purpose="unsubscribe")
+    async with engine.begin() as conn:
+        stopped = await unsubscribe(conn=conn, data=data, now=NOW)
+    assert stopped is not None
+    assert stopped.id == ann.id
+    assert stopped.token_version != ann.token_version  # the old links are revoked
+    assert await count(sessions, Person, col(Person.email_status) == "unsubscribed") == 1
     assert await count(sessions, OutboxRow, col(OutboxRow.status) == "pending") == 0
     assert await count(sessions, Target, col(Target.disabled_at).is_not(None)) == 1
 
