@@ -3,6 +3,7 @@ papertide's web app vs a bare aiohttp handler returning the same bytes.
 
     .venv/bin/python bench/web.py [--seconds 5] [--clients 50] [--rounds 3] [--papers 3000]
                                   [--people 10000] [--db sqlite,postgresql]
+                                  [--cases cached,varied,uncached,unsubscribe]
     .venv/bin/python bench/web.py --quick            # 1 s per case, SQLite only
 
 `--clients` concurrent clients on loopback run each case for `--seconds` (time-based,
@@ -209,12 +210,13 @@ async def run_backend(backend: str, db_url: str, args: argparse.Namespace) -> No
     procs = [cached, uncached, bare]
     try:
         varied = (("GET", f"/topics/{SLUG}?utm_source=n{i}", None) for i in itertools.count())
-        cases: dict[str, tuple[str, Any]] = {
-            "topic page, cached": (cached_url, lambda: itertools.cycle([page])),
-            "topic page, cached, a new query string each": (cached_url, lambda: varied),
-            "topic page, uncached": (uncached_url, lambda: itertools.cycle([page])),
-            "one-click unsubscribe": (uncached_url, lambda: shared_unsub),
+        every: dict[str, tuple[str, str, Any]] = {
+            "cached": ("topic page, cached", cached_url, lambda: itertools.cycle([page])),
+            "varied": ("topic page, cached, a new query string each", cached_url, lambda: varied),
+            "uncached": ("topic page, uncached", uncached_url, lambda: itertools.cycle([page])),
+            "unsubscribe": ("one-click unsubscribe", uncached_url, lambda: shared_unsub),
         }
+        cases = {every[c][0]: every[c][1:] for c in args.cases.split(",")}
         shared_unsub = itertools.cycle(unsub)
         for base in (cached_url, uncached_url, bare_url):  # warm-up
             await load(base, args.clients, 0.5, itertools.cycle([page]))
@@ -252,6 +254,11 @@ def main() -> None:
     parser.add_argument("--db", default="sqlite,postgresql")
     parser.add_argument("--pg-url", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--quick", action="store_true", help="1 s per case, SQLite only")
+    parser.add_argument(
+        "--cases",
+        default="cached,varied,uncached,unsubscribe",
+        help="which cases, comma-separated (default: all)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.db, args.papers, args.people = 1.0, "sqlite", 500, 1000

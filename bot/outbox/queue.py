@@ -28,9 +28,10 @@ from sqlmodel import col
 
 from bot.outbox.targets import UNSUBSCRIBED, target_refs
 from bot.store.dialect import insert_ignore
+from bot.store.engine import Executor
 from bot.store.models import OutboxRow, Target
 from bot.timeutil import as_utc, utcnow
-from bot.types import MessageKind, OutboundMessage, OutboxStatus
+from bot.types import MessageKind, OutboundMessage, OutboxStatus, Platform
 
 STATUSES = tuple(OutboxStatus)
 _NO_SYNC = {"synchronize_session": False}
@@ -127,6 +128,34 @@ async def cancel_queued(*, session: AsyncSession, target_id: int, reason: str) -
     """Messages still waiting for a target die now ("no mail from the next send on")."""
     result = await session.execute(_CANCEL, {"to_target": target_id, "why": reason[:2000]})
     return len(result.all())
+
+
+# `_CANCEL` for the target at an address, found inside the statement (no round trip).
+_CANCEL_ADDRESS = (
+    update(OutboxRow)
+    .where(
+        col(OutboxRow.target_id).in_(
+            select(col(Target.id)).where(
+                col(Target.platform) == bindparam("on_platform"),
+                col(Target.workspace) == bindparam("in_workspace"),
+                col(Target.address) == bindparam("at_address"),
+            )
+        ),
+        col(OutboxRow.status).in_([OutboxStatus.PENDING, OutboxStatus.HELD]),
+    )
+    .values(status=str(OutboxStatus.DEAD), last_error=bindparam("why"))
+)
+
+
+async def cancel_queued_at(
+    *, session: Executor, platform: Platform, workspace: str, address: str, reason: str
+) -> None:
+    """`cancel_queued` for the target at (platform, workspace, address), if there is one."""
+    await session.execute(
+        _CANCEL_ADDRESS,
+        {"on_platform": str(platform), "in_workspace": workspace, "at_address": address,
+         "why": reason[:2000]},
+    )  # fmt: skip
 
 
 # --- workers: claims and leases ---------------------------------------------------------

@@ -15,11 +15,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
 from bot.store.dialect import dialect_insert
+from bot.store.engine import Executor
 from bot.store.models import Target
 from bot.timeutil import utcnow
 from bot.types import Platform, TargetKind, TargetRef
@@ -200,6 +201,50 @@ async def disable_target(
         )
         .returning(col(Target.id)),
         execution_options=_NO_SYNC,
+    )
+    return result.first() is not None
+
+
+# Built once: the one-click unsubscribe runs it on every click.
+_DISABLE_ADDRESS = (
+    update(Target)
+    .where(
+        col(Target.platform) == bindparam("on_platform"),
+        col(Target.workspace) == bindparam("in_workspace"),
+        col(Target.address) == bindparam("at_address"),
+        col(Target.disabled_at).is_(None),
+    )
+    .values(
+        disabled_at=bindparam("now"),
+        disabled_reason=bindparam("why"),
+        failure_count=col(Target.failure_count) + bindparam("failed"),
+    )
+    .returning(col(Target.id))
+)
+
+
+async def disable_address(
+    *,
+    session: Executor,
+    platform: Platform,
+    workspace: str,
+    address: str,
+    reason: str,
+    now: datetime,
+    failure: bool = True,
+) -> bool:
+    """`disable_target` for the target at (platform, workspace, address), found by the
+    same statement; False when there is none or it was disabled already."""
+    result = await session.execute(
+        _DISABLE_ADDRESS,
+        {
+            "on_platform": str(platform),
+            "in_workspace": workspace,
+            "at_address": address,
+            "now": now,
+            "why": reason[:2000],
+            "failed": int(failure),
+        },
     )
     return result.first() is not None
 

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
@@ -22,6 +23,9 @@ from bot.errors import ConfigError
 from bot.store import sqlite_hops
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+# Where a prebuilt Core statement may run: an ORM session's transaction, or a bare
+# connection's (hot paths that want no Session machinery: the one-click unsubscribe).
+Executor = AsyncSession | AsyncConnection
 
 
 def driver_urls(url: str) -> tuple[str, str]:

@@ -20,19 +20,20 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlmodel import col, select
 
 from bot.catalog.lookup import TopicNotFound, find_topic
 from bot.config import Settings
-from bot.outbox.queue import cancel_queued, enqueue, message_key
+from bot.outbox.queue import cancel_queued_at, enqueue, message_key
 from bot.outbox.targets import (
     UNSUBSCRIBED,
     delete_targets,
-    disable_target,
+    disable_address,
     enable_target,
     unlink_person,
 )
+from bot.store.engine import Executor
 from bot.store.models import Person, Target, Topic
 from bot.subscriptions import people, quotas
 from bot.subscriptions.addresses import normalize_address
@@ -205,44 +206,55 @@ async def stop_mail(*, session: AsyncSession, person: Person, now: datetime) -> 
     """
     await people.set_status(session=session, person=person, status=EmailStatus.UNSUBSCRIBED)
     await people.rotate_tokens(session=session, person=person)
-    await _stop_deliveries(session=session, person=person, now=now)
+    await _stop_deliveries(session=session, person_id=person.id, email=person.email, now=now)
 
 
-async def _stop_deliveries(*, session: AsyncSession, person: Person, now: datetime) -> None:
-    """Disable the person's mailbox and cancel what is queued for it."""
-    target = await people.find_mailbox(session=session, person=person)
-    if target is not None and target.id is not None:
-        await disable_target(
-            session=session, target_id=target.id, reason=UNSUBSCRIBED, now=now, failure=False
-        )
+async def _stop_deliveries(
+    *, session: Executor, person_id: int | None, email: str | None, now: datetime
+) -> None:
+    """Disable the person's mailbox and cancel what is queued for it (a stop never
+    creates a mailbox: both statements find it by address, or do nothing)."""
+    if email is not None:
+        await disable_address(
+            session=session, platform=Platform.EMAIL, workspace="", address=email,
+            reason=UNSUBSCRIBED, now=now, failure=False,
+        )  # fmt: skip
         # "No mail from the next send on": queued rows die here, not at the worker.
-        await cancel_queued(session=session, target_id=target.id, reason="unsubscribed")
-    log.info("subscribe.unsubscribed", extra={"person_id": person.id})
+        await cancel_queued_at(
+            session=session, platform=Platform.EMAIL, workspace="", address=email,
+            reason="unsubscribed",
+        )  # fmt: skip
+    log.info("subscribe.unsubscribed", extra={"person_id": person_id})
 
 
 async def unsubscribe(
-    *, session: AsyncSession, token: str, settings: Settings, now: datetime
-) -> Person | None:
-    """Unsubscribe the address an unsubscribe token names; None if it already left."""
-    data = read_token(settings, token, purpose="unsubscribe", now=now)
+    *, conn: AsyncConnection, data: TokenData, now: datetime
+) -> people.Stopped | None:
+    """Unsubscribe the address an unsubscribe token names (`data`, from `read_token`), in
+    `conn`'s transaction; the person stopped, with their token version now (their old
+    links are revoked), or None if they had left already."""
     if data.version is not None:
         # The usual click, a current link of someone still subscribed: one indexed UPDATE
-        # (stop and revoke), then the mailbox. Everything else takes the road below.
-        person = await people.stop_if_current(
-            session=session, person_id=data.person_id, version=data.version
+        # (stop and revoke), then the mailbox; three Core statements, no ORM Session.
+        stopped = await people.stop_if_current(
+            session=conn, person_id=data.person_id, version=data.version
         )
-        if person is not None:
-            await _stop_deliveries(session=session, person=person, now=now)
-            return person
-    found = await session.get(Person, data.person_id, with_for_update=True)
-    if found is None:
-        return None  # left for good already: nothing to stop, and that is success
-    if found.email_status == EmailStatus.UNSUBSCRIBED and not owns(found, data):
-        return None  # stopped already (which revoked this link): success, and nothing more
-    person = await load_owner(session=session, data=data)
-    if person.email_status != EmailStatus.UNSUBSCRIBED:
-        await stop_mail(session=session, person=person, now=now)
-    return person
+        if stopped is not None:
+            await _stop_deliveries(session=conn, person_id=stopped.id, email=stopped.email, now=now)
+            return stopped
+    # Everything else (stopped already, revoked, gone, a v1 link): the ORM road, in the
+    # same transaction (the Session joins it and never commits it).
+    async with AsyncSession(bind=conn, expire_on_commit=False) as session:
+        found = await session.get(Person, data.person_id, with_for_update=True)
+        if found is None:
+            return None  # left for good already: nothing to stop, and that is success
+        if found.email_status == EmailStatus.UNSUBSCRIBED and not owns(found, data):
+            return None  # stopped already (which revoked this link): success, and nothing more
+        person = await load_owner(session=session, data=data)
+        if person.email_status != EmailStatus.UNSUBSCRIBED:
+            await stop_mail(session=session, person=person, now=now)
+        assert person.id is not None
+        return people.Stopped(id=person.id, email=person.email, token_version=person.token_version)
 
 
 async def resume(*, session: AsyncSession, person: Person, now: datetime) -> None:

@@ -6,6 +6,7 @@ Keyword-only functions taking an explicit `session`; they flush, the caller comm
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -15,7 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from bot.config import Settings
-from bot.outbox.targets import find_target, get_or_create_target
+from bot.outbox.targets import get_or_create_target
+from bot.store.engine import Executor
 from bot.store.models import Person, Target, new_token_version
 from bot.subscriptions.addresses import address_key
 from bot.types import EmailStatus, Platform, TargetKind
@@ -73,15 +75,6 @@ async def mailbox_of(*, session: AsyncSession, person: Person) -> Target:
     )
 
 
-async def find_mailbox(*, session: AsyncSession, person: Person) -> Target | None:
-    """The person's mailbox target if it exists (a stop never creates one)."""
-    if person.email is None:
-        return None
-    return await find_target(
-        session=session, platform=Platform.EMAIL, workspace="", address=person.email
-    )
-
-
 async def set_status(
     *,
     session: AsyncSession,
@@ -101,8 +94,17 @@ async def set_status(
     await session.flush()
 
 
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """A person whose mail stops: who, their mailbox address, their token version now."""
+
+    id: int
+    email: str | None
+    token_version: int
+
+
 # Built once (bound parameters): composing the statement per click cost more than
-# running it. ORM-enabled, so the caller gets a Person, but nothing to synchronize.
+# running it. Plain columns back, no ORM row: the one-click path has no Session.
 _STOP_IF_CURRENT = (
     update(Person)
     .where(
@@ -111,23 +113,27 @@ _STOP_IF_CURRENT = (
         col(Person.email_status) != str(EmailStatus.UNSUBSCRIBED),
     )
     .values(email_status=str(EmailStatus.UNSUBSCRIBED), token_version=bindparam("fresh"))
-    .returning(Person)
-    .execution_options(synchronize_session=False)
+    .returning(col(Person.id), col(Person.email), col(Person.token_version))
 )
 
 
-async def stop_if_current(*, session: AsyncSession, person_id: int, version: int) -> Person | None:
+async def stop_if_current(*, session: Executor, person_id: int, version: int) -> Stopped | None:
     """One indexed UPDATE: the person stops receiving mail and every link mailed to them is
     revoked, provided `version` is still their token version and they had not stopped
-    already. Returns the updated person, or None when nothing matched (the caller then
-    tells gone, stopped and revoked apart)."""
+    already. None when nothing matched (the caller then tells gone, stopped and revoked
+    apart)."""
     fresh = new_token_version()
     while fresh == version:
         fresh = new_token_version()
     result = await session.execute(
         _STOP_IF_CURRENT, {"person_id": person_id, "version": version, "fresh": fresh}
     )
-    return result.scalar_one_or_none()
+    row = result.first()
+    if row is None:
+        return None
+    stopped_id, email, token_version = row
+    assert stopped_id is not None
+    return Stopped(id=stopped_id, email=email, token_version=token_version)
 
 
 async def rotate_tokens(*, session: AsyncSession, person: Person) -> None:

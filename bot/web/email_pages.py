@@ -32,7 +32,7 @@ from bot.subscriptions.optin import (
 )
 from bot.subscriptions.preferences import PreferenceError, load_preferences, update_preferences
 from bot.subscriptions.quotas import TooManyRequests
-from bot.subscriptions.tokens import make_form_token, person_token, read_token
+from bot.subscriptions.tokens import make_form_token, make_token, person_token, read_token
 from bot.subscriptions.urls import SUBSCRIBE_SENT, confirm_path, link_path, manage_path
 from bot.types import EmailStatus
 from bot.web.common import client_ip, deps, error_page, form_action, page, read_form
@@ -166,12 +166,17 @@ async def post_unsubscribe(request: web.Request) -> web.Response:
     d = deps(request)
     token = request.match_info["token"]
     await request.read()  # "List-Unsubscribe=One-Click" or the button's form: same effect
-    async with d.store.sessions() as session, session.begin():
-        person = await unsubscribe(session=session, token=token, settings=d.settings, now=d.clock())
-        manage_url = None
-        if person is not None:
-            # Unsubscribing revoked the old links; this fresh one lets them change their mind.
-            manage_url = d.urls.manage(person_token(d.settings, person, "manage"))
+    data = read_token(d.settings, token, purpose="unsubscribe", now=d.clock())
+    # A bare connection, no ORM Session: mail clients click these in bursts after a send.
+    async with d.store.engine.begin() as conn:
+        stopped = await unsubscribe(conn=conn, data=data, now=d.clock())
+    manage_url = None
+    if stopped is not None:
+        # Unsubscribing revoked the old links; this fresh one lets them change their mind.
+        manage = make_token(
+            d.settings, person_id=stopped.id, version=stopped.token_version, purpose="manage"
+        )
+        manage_url = d.urls.manage(manage)
     return page("unsubscribed.html", private=True, manage_url=manage_url)
 
 

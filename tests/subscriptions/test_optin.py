@@ -12,11 +12,12 @@ from sqlmodel import col, select
 from bot.catalog.lookup import TopicNotFound
 from bot.config import Settings
 from bot.outbox.queue import enqueue
+from bot.outbox.targets import disable_target
 from bot.store.models import Alert, OutboxRow, Person, Subscription, Target, Topic
 from bot.subscriptions.addresses import AddressError, normalize_address
 from bot.subscriptions.optin import confirm, delete_person, request_subscription, unsubscribe
 from bot.subscriptions.preferences import PreferenceError, update_preferences
-from bot.subscriptions.tokens import TokenError, make_token, person_token
+from bot.subscriptions.tokens import TokenError, make_token, person_token, read_token
 from bot.types import MessageKind
 from tests.support.web import NOW, SECRET, count, seed
 
@@ -172,7 +173,7 @@ async def test_confirm_checks_the_token_belongs_to_the_person(sessions) -> None:
     assert statuses == {"ann@lab.org": "confirmed", "bob@lab.org": "pending"}
 
 
-async def test_unsubscribe_stops_mail_already_queued(sessions) -> None:  # type: ignore[no-untyped-def]
+async def test_unsubscribe_stops_mail_already_queued(sessions, engine) -> None:  # type: ignore[no-untyped-def]
     ann = await _pending(sessions, "ann@lab.org")
     assert ann.id is not None
     async with sessions() as session, session.begin():
@@ -186,10 +187,13 @@ async def test_unsubscribe_stops_mail_already_queued(sessions) -> None:  # type:
             payload={},
         )
     token = person_token(SETTINGS, ann, "unsubscribe")
-    async with sessions() as session, session.begin():
-        person = await unsubscribe(session=session, token=token, settings=SETTINGS, now=NOW)
-    assert person is not None
-    assert person.email_status == "unsubscribed"
+    data = read_token(SETTINGS, token, purpose="unsubscribe")
+    async with engine.begin() as conn:
+        stopped = await unsubscribe(conn=conn, data=data, now=NOW)
+    assert stopped is not None
+    assert stopped.id == ann.id
+    assert stopped.token_version != ann.token_version  # the old links are revoked
+    assert await count(sessions, Person, col(Person.email_status) == "unsubscribed") == 1
     assert await count(sessions, OutboxRow, col(OutboxRow.status) == "pending") == 0
     assert await count(sessions, Target, col(Target.disabled_at).is_not(None)) == 1
 
@@ -263,3 +267,34 @@ async def test_leaving_for_good_deletes_the_person_and_their_mailbox(sessions) -
     assert await count(sessions, Target) == 1  # the Slack user stays, unlinked
     assert await count(sessions, Target, col(Target.person_id).is_(None)) == 1
     assert await count(sessions, Topic) == 2
+
+
+async def test_unsubscribe_from_a_bounced_mailbox_still_cancels_its_queue(sessions, engine) -> None:  # type: ignore[no-untyped-def]
+    ann = await _pending(sessions, "ann@lab.org")
+    async with sessions() as session, session.begin():
+        target = (await session.execute(select(Target))).scalar_one()
+        assert target.id is not None
+        await enqueue(
+            session=session, target_id=target.id, kind=MessageKind.DIGEST, key="w41", payload={}
+        )
+        await disable_target(session=session, target_id=target.id, reason="hard bounce")
+    data = read_token(SETTINGS, person_token(SETTINGS, ann, "unsubscribe"), purpose="unsubscribe")
+    async with engine.begin() as conn:
+        stopped = await unsubscribe(conn=conn, data=data, now=NOW)
+    assert stopped is not None
+    assert await count(sessions, OutboxRow, col(OutboxRow.status).in_(["pending", "held"])) == 0
+    async with sessions() as session:
+        target = (await session.execute(select(Target))).scalar_one()
+    assert (target.disabled_reason, target.failure_count) == ("hard bounce", 1)  # kept
+    # The same link again: it was revoked by the stop, which is success and nothing more.
+    async with engine.begin() as conn:
+        assert await unsubscribe(conn=conn, data=data, now=NOW) is None
+    # The fresh version's link (as on the "unsubscribed" page) names them and stops nothing.
+    fresh = make_token(
+        SETTINGS, person_id=stopped.id, version=stopped.token_version, purpose="unsubscribe"
+    )
+    async with engine.begin() as conn:
+        again = await unsubscribe(
+            conn=conn, data=read_token(SETTINGS, fresh, purpose="unsubscribe"), now=NOW
+        )
+    assert again == stopped
