@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import aiosmtplib
@@ -70,11 +71,19 @@ class SmtpMailer:
             connections=connections,
         )
 
-    async def send(self, *, sender: str, recipient: str, message: bytes) -> DeliveryResult:
-        """One SMTP transaction; never raises for SMTP trouble, returns what happened."""
+    async def send(
+        self, *, sender: str, recipient: str, message: bytes | Callable[[], bytes]
+    ) -> DeliveryResult:
+        """One SMTP transaction; never raises for SMTP trouble, returns what happened.
+
+        `message` may be a function giving the bytes: it is called once a connection is
+        free, so the mail (tens of KiB) is still in the CPU's cache when aiosmtplib
+        passes over it, rather than built early and read back from memory. What it
+        raises is raised here, with the connection given back."""
         client = await self._idle.get()
         try:
-            return await self._send_on(client, sender, recipient, message)
+            raw = message() if callable(message) else message
+            return await self._send_on(client, sender, recipient, raw)
         finally:
             self._idle.put_nowait(client)
 
