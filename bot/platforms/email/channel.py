@@ -31,10 +31,6 @@ log = logging.getLogger(__name__)
 BounceCounter = Callable[[int], Awaitable[int]]
 
 
-class _BadPayload(Exception):
-    """What building the mail raised, told apart from anything the sending raises."""
-
-
 class EmailChannel:
     """The `Channel` for `Platform.EMAIL`: one mailer, its connections reused."""
 
@@ -76,28 +72,21 @@ class EmailChannel:
         """Send one email payload; never raises for delivery problems."""
         payload = dict(message.payload)
         payload.setdefault("to", message.target.address)
-        now, message_id = self._clock(), message_id_for(message.key, self._domain)
-
-        def build() -> bytes:
-            try:
-                return build_message(
-                    payload, mail_from=self._from, now=now, message_id=message_id,
-                    dkim_key=self._dkim,
-                )  # fmt: skip
-            except (HeaderInjectionError, KeyError) as exc:
-                raise _BadPayload from exc
-
         try:
             recipient = check_address("To", str(payload["to"]))
-        except (HeaderInjectionError, KeyError) as exc:
-            return _bad_payload(exc)
-        try:
-            # Built when the mailer has a connection free (see SmtpMailer.send).
-            result = await self._mailer.send(
-                sender=self._envelope_from, recipient=recipient, message=build
+            raw = build_message(
+                payload,
+                mail_from=self._from,
+                now=self._clock(),
+                message_id=message_id_for(message.key, self._domain),
+                dkim_key=self._dkim,
             )
-        except _BadPayload as exc:
-            return _bad_payload(exc.__cause__ or exc)
+        except (HeaderInjectionError, KeyError) as exc:
+            # A malformed payload never becomes sendable by retrying.
+            return Failed(f"bad email payload: {exc}")
+        result = await self._mailer.send(
+            sender=self._envelope_from, recipient=recipient, message=raw
+        )
         if isinstance(result, Failed) and result.reason.startswith("hard bounce"):
             return await self._bounced(message, result)
         log.info(
@@ -117,8 +106,3 @@ class EmailChannel:
 
     async def close(self) -> None:
         await self._mailer.close()
-
-
-def _bad_payload(exc: BaseException) -> Failed:
-    # A malformed payload never becomes sendable by retrying.
-    return Failed(f"bad email payload: {exc}")

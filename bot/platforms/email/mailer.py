@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import aiosmtplib
@@ -71,19 +70,11 @@ class SmtpMailer:
             connections=connections,
         )
 
-    async def send(
-        self, *, sender: str, recipient: str, message: bytes | Callable[[], bytes]
-    ) -> DeliveryResult:
-        """One SMTP transaction; never raises for SMTP trouble, returns what happened.
-
-        `message` may be a function giving the bytes: it is called once a connection is
-        free, so the mail (tens of KiB) is still in the CPU's cache when aiosmtplib
-        passes over it, rather than built early and read back from memory. What it
-        raises is raised here, with the connection given back."""
+    async def send(self, *, sender: str, recipient: str, message: bytes) -> DeliveryResult:
+        """One SMTP transaction; never raises for SMTP trouble, returns what happened."""
         client = await self._idle.get()
         try:
-            raw = message() if callable(message) else message
-            return await self._send_on(client, sender, recipient, raw)
+            return await self._send_on(client, sender, recipient, message)
         finally:
             self._idle.put_nowait(client)
 

@@ -219,20 +219,6 @@ async def test_header_injection_is_refused_with_a_clear_error(field: str, value:
     assert sink.envelopes == []
 
 
-async def test_a_payload_refused_while_built_gives_its_connection_back() -> None:
-    # The mail is built once the mailer holds a connection (SmtpMailer.send): a payload
-    # that fails there must not keep it, or the next mail would wait for ever.
-    async with smtp_sink() as (sink, port):
-        ch = channel(port)  # one connection
-        bad = await ch.send(outbound({"to": "a@example.org", "subject": "s"}))  # no text
-        good = await ch.send(outbound({"to": "b@example.org", "subject": "s", "text": "t"}))
-        await ch.close()
-    assert isinstance(bad, Failed)
-    assert bad.reason == "bad email payload: 'text'"
-    assert isinstance(good, Delivered)
-    assert [e.rcpt_tos for e in sink.envelopes] == [["b@example.org"]]
-
-
 def test_extra_headers_with_line_breaks_are_refused() -> None:
     payload = {"to": "a@example.org", "subject": "s", "text": "t",
                "headers": {"List-Id": "x\r\nBcc: v@example.org"}}  # fmt: skip
