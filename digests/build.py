@@ -212,11 +212,16 @@ def rank_papers(
     return found
 
 
-def _ranked_in(week: WeekData, slug: str, alert_hits: frozenset[str]) -> list[DigestPaper]:
+def _ranked_in(
+    week: WeekData,
+    slug: str,
+    alert_hits: frozenset[str],
+    orders: dict[str, list[DigestPaper]],
+) -> list[DigestPaper]:
     """`rank_papers` for a topic of the week: the order without alerts is the same for
-    everyone, so it is sorted once; a recipient's alert hits only move to the front
-    (a stable partition of that order is exactly the full sort)."""
-    orders: dict[str, list[DigestPaper]] = week.derived("ranked", dict)
+    everyone, so it is sorted once (kept in `orders`, the week's "ranked"); a
+    recipient's alert hits only move to the front (a stable partition of that order is
+    exactly the full sort)."""
     base = orders.get(slug)
     if base is None:
         base = orders[slug] = rank_papers(week.papers_by_topic.get(slug, ()), week.papers, _NONE)
@@ -237,11 +242,12 @@ def build_digest(data: RecipientData, week: WeekData, *, papers_per_topic: int) 
     for slug in data.follows:
         if slug not in orders:
             orders[slug] = _section_order(slug, week)
+    ranked_orders: dict[str, list[DigestPaper]] = week.derived("ranked", dict)  # once a digest
     for slug in sorted(data.follows, key=orders.__getitem__):
         info = week.topics.get(slug)
         if info is None:
             continue  # a topic retired from the catalog since the person followed it
-        ranked = _ranked_in(week, slug, hits)
+        ranked = _ranked_in(week, slug, hits, ranked_orders)
         if data.taste is None:
             shown = tuple(ranked[:papers_per_topic])
         elif data.taste.top is not None:
@@ -255,7 +261,7 @@ def build_digest(data: RecipientData, week: WeekData, *, papers_per_topic: int) 
                 name=info.name,
                 momentum=week.momentum.get(slug),
                 papers=shown,
-                alert_hits=frozenset(p.id for p in shown if p.id in hits),
+                alert_hits=frozenset(p.id for p in shown if p.id in hits) if hits else _NONE,
                 total=len(ranked),
             )
         )

@@ -63,6 +63,13 @@ class Fragments:
         self.remember(key, fragment)
         return fragment
 
+    def hit(self, key: tuple[Any, ...]) -> str | None:
+        """The fragment kept as `key`, marked as just used; None when it is not kept."""
+        found = self._cache.get(key)
+        if found is not None:
+            self._cache.move_to_end(key)
+        return found
+
     def get(self, key: tuple[Any, ...]) -> str | None:
         """The fragment kept as `key`, if it is."""
         return self._cache.get(key)

@@ -16,10 +16,11 @@ digests/missed.py's, and every template's data digests/context.py's.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from email.utils import parseaddr
+from typing import Any
 
 from markupsafe import Markup, escape
 
@@ -35,6 +36,9 @@ MAX_HTML_BYTES = 80_000
 # Ways to shrink a digest that is too big, mildest first: (papers per topic, full sections).
 _FIT_LADDER = ((None, None), (3, None), (3, 12), (3, 6), (2, 3), (0, 0))
 
+
+# A fragment around the sections: (template, key without the part, context, arguments).
+_Piece = tuple[str, tuple[Any, ...], Callable[..., dict[str, Any]], tuple[Any, ...]]
 
 _BODY_SLOT = "ptslotbody"
 _FOOTER_SLOTS = {
@@ -83,7 +87,8 @@ class DigestRenderer:
             "manage_url": self.links.manage_url(recipient),
             "unsubscribe_url": unsubscribe,
         }
-        head_html, tail_html = self._parts(digest, "html", footer)
+        plan = self._plan(digest)
+        head_html, tail_html = self._parts(digest, "html", plan, footer)
         react = self.links.react_token(recipient)
         before, after = self._shell(digest.week)
         html = ""
@@ -92,7 +97,7 @@ class DigestRenderer:
             html = self._fragments.filled([before, *head_html, *sections, *tail_html, after], react)
             if _size(html) - len(before) - len(after) <= MAX_HTML_BYTES:  # the body's
                 break
-        head_text, tail_text = self._parts(digest, "txt", footer)
+        head_text, tail_text = self._parts(digest, "txt", plan, footer)
         sections = self._sections.render(digest, "txt", None, None)
         text = self._fragments.filled([*head_text, *sections, *tail_text], react)
         mailto = self.links.unsubscribe_mailto(recipient)
@@ -117,9 +122,9 @@ class DigestRenderer:
             self._sections.warm(digests, ext)
             self._missed.warm(digests, ext)
 
-    def _parts(
-        self, digest: Digest, ext: str, footer: dict[str, str]
-    ) -> tuple[list[str], list[str]]:
+    def _plan(self, digest: Digest) -> tuple[list[_Piece], list[_Piece]]:
+        """The fragments around the sections, before and after, as (template, key tail,
+        context, its arguments): the same for both parts, so worked out once a digest."""
         week, universe = digest.week, digest.universe
         monday = digest.as_of - timedelta(days=7)
         intro = {
@@ -129,34 +134,38 @@ class DigestRenderer:
             "quiet": digest.quiet,
             "follows_nothing": digest.follows_nothing,
         }
-        head = [self._fragments.cached(("intro", ext, *intro.values()), "_intro", ext, dict, intro)]
+        head: list[_Piece] = [("_intro", ("intro", *intro.values()), dict, (intro,))]
         labels = self._data.labels(digest.as_of)
         for heading, items, with_chart in (
             ("Spiking in your topics", digest.followed_spikes, True),
             ("Spiking elsewhere: you may want to follow", digest.suggestions, False),
         ):
             if items:
-                key = ("spikes", ext, week, heading, tuple(s.slug for s in items))
+                key = ("spikes", week, heading, tuple(s.slug for s in items))
                 spikes = (heading, items, with_chart, labels, universe)
-                head.append(self._fragments.cached(key, "_spikes", ext, self._data.spikes, *spikes))
+                head.append(("_spikes", key, self._data.spikes, spikes))
         if digest.emerging:
-            rising = ("emerging", ext, week, tuple(e.words for e in digest.emerging))
-            head.append(
-                self._fragments.cached(
-                    rising, "_emerging", ext, self._data.emerging, digest.emerging
-                )
-            )
-        tail = []
-        if digest.missed:
-            tail.append(self._missed.render(digest, ext))
+            rising = ("emerging", week, tuple(e.words for e in digest.emerging))
+            head.append(("_emerging", rising, self._data.emerging, (digest.emerging,)))
+        tail: list[_Piece] = []
         alerts = tuple(a for a in digest.alerts if a.papers)
         if alerts:
             seen = tuple((a.query, tuple(p.id for p in a.papers)) for a in alerts)
-            tail.append(
-                self._fragments.cached(
-                    ("alerts", ext, seen), "_alerts", ext, self._data.alerts, alerts
-                )
-            )
+            tail.append(("_alerts", ("alerts", seen), self._data.alerts, (alerts,)))
+        return head, tail
+
+    def _parts(
+        self, digest: Digest, ext: str, plan: tuple[list[_Piece], list[_Piece]],
+        footer: dict[str, str],
+    ) -> tuple[list[str], list[str]]:  # fmt: skip
+        cached = self._fragments.cached
+        head = [
+            cached((ext, key), name, ext, context, *args) for name, key, context, args in plan[0]
+        ]
+        tail = [self._missed.render(digest, ext)] if digest.missed else []
+        tail += [
+            cached((ext, key), name, ext, context, *args) for name, key, context, args in plan[1]
+        ]
         tail.append(self._footer(ext, footer))
         return head, tail
 

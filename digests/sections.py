@@ -16,6 +16,9 @@ from digests.build import Digest, DigestPaper, TopicSection
 from digests.context import TemplateData
 from digests.fragments import Fragments, render_fragment
 
+# A section as one digest shows it: its papers, collapsed or not, and its key's tail.
+_Shown = tuple[TopicSection, tuple[DigestPaper, ...], bool, tuple[Any, ...]]
+
 
 class TopicSections:
     """Renders the topic sections of one run's digests from its shared fragments."""
@@ -23,19 +26,43 @@ class TopicSections:
     def __init__(self, fragments: Fragments, data: TemplateData) -> None:
         self._fragments = fragments
         self._data = data
+        # The last digest's sections as shown, by (cap, full): its parts share them.
+        self._last: tuple[Digest | None, dict[tuple[int | None, int | None], list[_Shown]]]
+        self._last = (None, {})
 
     def render(self, digest: Digest, ext: str, cap: int | None, full: int | None) -> list[str]:
         """The sections of `digest` in pieces to join: at most `cap` papers each, and
         the sections after the first `full` collapsed to one line (None: no limit)."""
         labels = self._data.labels(digest.as_of)
         out = []
-        for i, section in enumerate(digest.sections):
-            if not section.total and digest.quiet:
-                continue
-            collapsed = full is not None and i >= full
-            papers = () if collapsed else section.papers[:cap]
-            out += self._section_in(digest, ext, section, papers, collapsed, labels)
+        for section, papers, collapsed, tail in self._shown(digest, cap, full):
+            # The whole section, when an earlier reader had it: the one lookup per part.
+            found = self._fragments.hit(("section", ext, tail))
+            if found is not None:
+                out.append(found)
+            else:
+                out += self._section_in(digest, ext, section, papers, collapsed, labels, tail)
         return out
+
+    def _shown(self, digest: Digest, cap: int | None, full: int | None) -> list[_Shown]:
+        """What each section of `digest` shows and its cache key's part-independent tail,
+        worked out once per digest for both parts (and every step of the HTML's fit)."""
+        if self._last[0] is not digest:
+            self._last = (digest, {})
+        memo = self._last[1]
+        shown = memo.get((cap, full))
+        if shown is None:
+            shown = memo[(cap, full)] = []
+            for i, section in enumerate(digest.sections):
+                if not section.total and digest.quiet:
+                    continue
+                collapsed = full is not None and i >= full
+                papers = () if collapsed else section.papers[:cap]
+                hits = tuple(p.id in section.alert_hits for p in papers)
+                ids = tuple(p.id for p in papers)
+                tail = (digest.week, section.slug, ids, hits, section.total, collapsed)
+                shown.append((section, papers, collapsed, tail))
+        return shown
 
     def _section_in(
         self,
@@ -45,19 +72,16 @@ class TopicSections:
         papers: tuple[DigestPaper, ...],
         collapsed: bool,
         labels: list[str],
+        tail: tuple[Any, ...],
     ) -> list[str]:
-        hits = tuple(p.id in section.alert_hits for p in papers)
-        key = (
-            "section", ext, digest.week, section.slug, tuple(p.id for p in papers), hits,
-            section.total, collapsed,
-        )  # fmt: skip
+        hits = tail[3]
         frame = (ext, digest.week, section.slug, len(papers), section.total, collapsed)
         parts = (section, papers, collapsed, labels, digest.universe)
         # A paper is one object per week: its id and week name its row (hashing the
         # paper itself would hash every field, per row, per reader).
         rows = [(ext, digest.week, p.id, hit) for p, hit in zip(papers, hits, strict=True)]
         return self._fragments.assembled(
-            key, frame, rows, "_section", self._data.section, parts, {}
+            ("section", ext, tail), frame, rows, "_section", self._data.section, parts, {}
         )
 
     def warm(self, digests: Sequence[Digest], ext: str) -> None:
