@@ -10,29 +10,23 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.ask.answer import Answer, TopicRef
 from bot.ask.extract import Passage
 from bot.chat.commands import Reply
 from bot.chat.queue import CommandWork
-from bot.config import Settings
 from bot.platforms.slack.answer import answer_blocks, answer_response
-from bot.platforms.slack.app import build_slack_app, install_slack_routes
 from bot.platforms.slack.render import MAX_BLOCKS, MAX_SECTION
 from tests.support.ask import made_answer
 from tests.support.chat import add_topics, make_deps
 from tests.support.servers import (
-    SIGNING_SECRET,
     FakeSlack,
     command_body,
     fake_slack,
-    serve,
     signed_headers,
 )
-
-FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+from tests.support.slack_app import FORM, slack_routes
 
 
 @dataclass
@@ -62,17 +56,8 @@ async def rig(
         return made_answer()
 
     async with fake_slack() as slack:
-        settings = Settings(
-            slack_bot_token="xoxb-test",
-            slack_signing_secret=SIGNING_SECRET,
-            slack_api_url=f"{slack.base}/api/",
-        )
-        bolt = build_slack_app(
-            settings=settings, sessions=sessions, deps=make_deps(ask=ask), work=command_work
-        )
-        app = web.Application()
-        install_slack_routes(app, bolt, signing_secret=SIGNING_SECRET, sessions=sessions)
-        async with serve(app) as url, aiohttp.ClientSession() as http:
+        routes = slack_routes(sessions, slack.base, command_work, make_deps(ask=ask))
+        async with routes as url, aiohttp.ClientSession() as http:
             yield Rig(url=url, slack=slack, http=http, asked=asked)
 
 

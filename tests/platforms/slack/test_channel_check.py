@@ -12,14 +12,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.chat.events import claim_event
 from bot.chat.queue import CommandWork
-from bot.config import Settings
-from bot.platforms.slack.app import build_slack_app, install_slack_routes
 from bot.types import Platform
 from tests.conftest import count_rows
 from tests.support.chat import add_topics, make_deps
-from tests.support.servers import SIGNING_SECRET, FakeSlack, command_body, serve, signed_headers
-
-FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+from tests.support.servers import FakeSlack, command_body, serve, signed_headers
+from tests.support.slack_app import FORM, slack_routes
 
 
 async def test_the_store_is_free_while_slack_checks_the_channel(
@@ -38,37 +35,31 @@ async def test_the_store_is_free_while_slack_checks_the_channel(
     fake = web.Application()
     fake.router.add_route("*", "/api/{method}", slow_api)
     fake.router.add_post("/response/{n}", slack.response_url)
-    settings = Settings(
-        slack_bot_token="xoxb-test", slack_signing_secret=SIGNING_SECRET, slack_api_url=""
-    )
-    async with serve(fake) as slack.base, aiohttp.ClientSession() as http:
-        settings = settings.model_copy(update={"slack_api_url": f"{slack.base}/api/"})
-        bolt = build_slack_app(
-            settings=settings, sessions=sessions, deps=make_deps(), work=command_work
-        )
-        app = web.Application()
-        install_slack_routes(app, bolt, signing_secret=SIGNING_SECRET, sessions=sessions)
-        async with serve(app) as url:
-            body = command_body("follow rl-for-llm-agents", base=slack.base)
-            headers = {**FORM, **signed_headers(body)}
-            async with http.post(f"{url}/slack/events", data=body, headers=headers) as resp:
-                assert resp.status == 200
-            async with asyncio.timeout(10):  # a guard, not a measure: fails instead of hanging
-                await checking.wait()
-                # Another writer while the check waits: on SQLite it needs the one write
-                # lock, which a transaction open around the check would hold until then.
-                async with sessions() as session, session.begin():
-                    assert await claim_event(
-                        session=session, platform=Platform.SLACK, event_id="another-writer"
-                    )
-                assert await count_rows(sessions, "processed_event") == 1  # not claimed yet
-            answer_check.set()
-            answer = await slack.next_response()
-            assert "This channel now follows RL for LLM Agents" in json.dumps(answer)
-            # The same signed request again: known before the Web API is asked, no answer.
-            async with http.post(f"{url}/slack/events", data=body, headers=headers) as resp:
-                assert resp.status == 200
-            await command_work.queue.join()
+    async with (
+        serve(fake) as slack.base,
+        aiohttp.ClientSession() as http,
+        slack_routes(sessions, slack.base, command_work, make_deps()) as url,
+    ):
+        body = command_body("follow rl-for-llm-agents", base=slack.base)
+        headers = {**FORM, **signed_headers(body)}
+        async with http.post(f"{url}/slack/events", data=body, headers=headers) as resp:
+            assert resp.status == 200
+        async with asyncio.timeout(10):  # a guard, not a measure: fails instead of hanging
+            await checking.wait()
+            # Another writer while the check waits: on SQLite it needs the one write
+            # lock, which a transaction open around the check would hold until then.
+            async with sessions() as session, session.begin():
+                assert await claim_event(
+                    session=session, platform=Platform.SLACK, event_id="another-writer"
+                )
+            assert await count_rows(sessions, "processed_event") == 1  # not claimed yet
+        answer_check.set()
+        answer = await slack.next_response()
+        assert "This channel now follows RL for LLM Agents" in json.dumps(answer)
+        # The same signed request again: known before the Web API is asked, no answer.
+        async with http.post(f"{url}/slack/events", data=body, headers=headers) as resp:
+            assert resp.status == 200
+        await command_work.queue.join()
     assert [name for name, _ in slack.calls].count("conversations.info") == 1
     assert slack.responses == []
     assert await count_rows(sessions, "subscription") == 1

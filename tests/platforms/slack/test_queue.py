@@ -12,25 +12,19 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
-from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.chat.queue import BUSY, CommandWork
-from bot.config import Settings
-from bot.platforms.slack.app import build_slack_app, install_slack_routes
 from bot.service.chat_deps import build_command_work
 from tests.conftest import count_rows
 from tests.support.chat import add_topics, make_deps
 from tests.support.servers import (
-    SIGNING_SECRET,
     FakeSlack,
     command_body,
     fake_slack,
-    serve,
     signed_headers,
 )
-
-FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+from tests.support.slack_app import FORM, slack_routes
 
 
 @asynccontextmanager
@@ -38,16 +32,8 @@ async def papertide(
     sessions: async_sessionmaker[AsyncSession], slack: FakeSlack, work: CommandWork, **deps: Any
 ) -> AsyncIterator[str]:
     """One papertide process's Slack routes over the shared store."""
-    settings = Settings(
-        slack_bot_token="xoxb-test",
-        slack_signing_secret=SIGNING_SECRET,
-        slack_api_url=f"{slack.base}/api/",
-    )
-    bolt = build_slack_app(settings=settings, sessions=sessions, deps=make_deps(**deps), work=work)
-    app = web.Application()
-    install_slack_routes(app, bolt, signing_secret=SIGNING_SECRET, sessions=sessions)
     try:
-        async with serve(app) as url:
+        async with slack_routes(sessions, slack.base, work, make_deps(**deps)) as url:
             yield url
     finally:
         await work.queue.close()
