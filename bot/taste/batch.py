@@ -29,7 +29,7 @@ from bot.taste.plan import (
 )
 
 CHUNK = 512  # readers per product: bounds the scores in flight to CHUNK × papers
-DENSE_LIMIT = 16_000_000  # entries of the dense rows (128 MB): past it, per reader
+DENSE_LIMIT = 16_000_000  # dense entries: 128 MB in float64 + 64 MB in float32; past it, per reader
 LIKED = 50  # newest liked marks a reason compares a pick with (as plan.explain)
 
 
