@@ -4,7 +4,8 @@ One call per batch (`ingest_batch`): bulk reads of what is known, bulk INSERT â€
 CONFLICT on SQLite and PostgreSQL alike, then the matcher runs once per new or changed
 paper and its topic and alert matches are inserted if absent. The report lists what is
 new and changed and exactly the matches inserted now (what the outbox fan-out sends).
-New and changed papers are also written to the full-text index, in the same transaction.
+New and changed papers are queued for the full-text index in the same transaction; the
+indexer (bot/ask/index.py) indexes them after the commit, off ingest's path.
 Running the same batch twice stores nothing twice and reports no new match.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.ask.index import index_papers
+from bot.ask.index import queue_papers
 from bot.ingest.gcpause import paused_gc
 from bot.ingest.normalize import BadRecord, normalize
 from bot.ingest.paperrows import insert_new_papers
@@ -93,13 +94,12 @@ async def ingest_batch(
         inserts, updates, to_match = _plan(batch, known, now, report)
     inserted = await insert_new_papers(session, inserts, now)
     report.new += inserted
-    changed = list(to_match)
-    to_match += [batch[pid] for pid in inserted]
     report.unchanged += len(inserts) - len(inserted)  # another process stored them first
     if updates:
         await session.execute(_UPDATE, updates)
-    # The full-text index follows the papers in this same transaction (bot/ask/index.py).
-    await index_papers(session, new=[batch[pid] for pid in inserted], changed=changed)
+    # The full-text index catches up after the commit (bot/ask/index.py): only the ids here.
+    await queue_papers(session, [*inserted, *report.updated], now)
+    to_match += [batch[pid] for pid in inserted]
     report.new_matches = await _store_matches(session, to_match, matcher, now)
     return report
 
