@@ -16,7 +16,6 @@ once here and written the way each driver is fastest:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import datetime
 from operator import itemgetter
@@ -26,7 +25,7 @@ from sqlalchemy import JSON, select
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from bot.store.columns import UTCDateTime, sqlite_time
+from bot.store.columns import UTCDateTime, json_text, sqlite_time
 from bot.store.records import PAPER
 from bot.timeutil import as_utc
 
@@ -37,7 +36,7 @@ _TIMES = frozenset(c.name for c in PAPER.columns if isinstance(c.type, UTCDateTi
 _JSON_AT = tuple(i for i, name in enumerate(_COLUMNS) if name in _JSON)
 _TIME_AT = tuple(i for i, name in enumerate(_COLUMNS) if name in _TIMES)
 _VALUES = itemgetter(*_COLUMNS)
-_ENCODE = json.JSONEncoder().encode  # json.dumps with its defaults, without its per-call checks
+_ENCODE = json_text
 _NAMES = ", ".join(_COLUMNS)
 # Built from the model's own column names and types, never from input.
 _MARKS = ", ".join("?" * len(_COLUMNS))
@@ -105,7 +104,7 @@ async def _insert_sqlite(
 
 async def _insert_postgresql(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> list[str]:
     arrays = tuple(
-        [json.dumps(row[name]) for row in rows]
+        [_ENCODE(row[name]) for row in rows]
         if name in _JSON
         else [as_utc(row[name]) for row in rows]
         if name in _TIMES

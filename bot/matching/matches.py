@@ -8,7 +8,6 @@ once, the database's primary key deciding.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -16,14 +15,14 @@ from typing import Any
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store.columns import sqlite_time
+from bot.store.columns import json_text, sqlite_time
 from bot.store.models import AlertMatch, PaperTopic
 from bot.timeutil import as_utc
 from bot.types import Match, MatchKind
 
 PAPER_TOPIC = PaperTopic.__table__  # type: ignore[attr-defined]
 ALERT_MATCH = AlertMatch.__table__  # type: ignore[attr-defined]
-_ENCODE = json.JSONEncoder().encode  # json.dumps with its defaults, as the JSON column writes
+_ENCODE = json_text
 # Straight to the driver (as bot/ingest/paperrows.py writes papers): SQLAlchemy's
 # per-row bind processing and its batched INSERT … RETURNING cost more than the
 # database's own work for the thousands of matches of a backfill batch. Built from our
