@@ -108,7 +108,7 @@ _SQLITE_QUEUE = (
 # indexer cannot take it (SKIP LOCKED) with the paper's text from before this change.
 _PG_QUEUE = (
     "INSERT INTO paper_index_queue (paper_id, queued_at) "
-    "SELECT unnest(%s::varchar[]), %s::timestamptz "
+    "SELECT unnest(%b::varchar[]), %b::timestamptz "
     "ON CONFLICT (paper_id) DO UPDATE SET queued_at = excluded.queued_at"
 )
 
@@ -140,7 +140,7 @@ _PG_TAKE = (
     "FROM paper_index_queue q JOIN paper p ON p.id = q.paper_id ORDER BY q.paper_id LIMIT %s "
     "FOR UPDATE OF q SKIP LOCKED"
 )
-_PG_DONE = "DELETE FROM paper_index_queue WHERE paper_id = ANY(%s::varchar[])"
+_PG_DONE = "DELETE FROM paper_index_queue WHERE paper_id = ANY(%b::varchar[])"
 
 
 async def index_queued(session: AsyncSession, limit: int = BATCH) -> int:
@@ -211,15 +211,16 @@ async def index_lag(session: AsyncSession) -> IndexLag:
 # numbered here: SQLite writers are serialised (BEGIN IMMEDIATE), so max(doc) is ours.
 _SQLITE_LAST = text("SELECT coalesce(max(doc), 0) FROM paper_search")
 # PostgreSQL: one upsert of the whole chunk from arrays (one statement, one round trip);
-# the tsvectors are built by the server.
+# the tsvectors are built by the server. Arrays go in binary (`%b`, see
+# bot/ingest/paperrows.py): psycopg quotes text arrays element by element in Python.
 _PG_UPSERT = (
     "INSERT INTO paper_search (paper_id, published, document) SELECT t.paper_id, t.published, "
     "setweight(to_tsvector('english', t.title), 'A') || "
     "setweight(to_tsvector('english', t.abstract), 'B') || "
     "setweight(to_tsvector('english', t.authors), 'C') || "
     "setweight(to_tsvector('english', t.affiliations), 'D') "
-    "FROM unnest(%s::varchar[], %s::timestamptz[], %s::text[], %s::text[], %s::text[], "
-    "%s::text[]) AS t(paper_id, published, title, abstract, authors, affiliations) "
+    "FROM unnest(%b::varchar[], %b::timestamptz[], %b::text[], %b::text[], %b::text[], "
+    "%b::text[]) AS t(paper_id, published, title, abstract, authors, affiliations) "
     "ON CONFLICT (paper_id) DO UPDATE SET published = excluded.published, "
     "document = excluded.document"
 )

@@ -11,7 +11,10 @@ once here and written the way each driver is fastest:
   it ever says otherwise, the rows stamped with this batch's `now` are the new ones.
 - PostgreSQL: one `INSERT … SELECT FROM unnest(arrays) ON CONFLICT DO NOTHING RETURNING
   id`: one statement, one round trip, the server parses the arrays; a process that
-  stored the same paper first makes it report exactly the ones inserted here.
+  stored the same paper first makes it report exactly the ones inserted here. The
+  arrays go in binary (`%b`): as text, psycopg quotes every element in Python, a regex
+  substitution per backslash or quote (LaTeX abstracts have many), which cost five
+  times the rest of the insert on the client.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ _NAMES = ", ".join(_COLUMNS)
 _MARKS = ", ".join("?" * len(_COLUMNS))
 _SQLITE_INSERT = f"INSERT OR IGNORE INTO paper ({_NAMES}) VALUES ({_MARKS})"  # noqa: S608
 _PG_ARRAYS = ", ".join(
-    f"%s::{c.type.compile(dialect=postgresql.dialect())}[]"  # type: ignore[no-untyped-call]
+    f"%b::{c.type.compile(dialect=postgresql.dialect())}[]"  # type: ignore[no-untyped-call]
     for c in PAPER.columns
 )
 _PG_INSERT = (

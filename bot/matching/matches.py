@@ -42,8 +42,8 @@ _SQLITE_INSERT = {
 }
 _PG_INSERT = {
     kind: f"INSERT INTO {table} (paper_id, {ref}, terms, matched_at) "  # noqa: S608
-    f"SELECT t.paper_id, t.ref, t.terms::jsonb, %s::timestamptz "
-    "FROM unnest(%s::varchar[], %s::integer[], %s::text[]) AS t(paper_id, ref, terms) "
+    f"SELECT t.paper_id, t.ref, t.terms::jsonb, %b::timestamptz "
+    "FROM unnest(%b::varchar[], %b::integer[], %b::text[]) AS t(paper_id, ref, terms) "
     f"ON CONFLICT DO NOTHING RETURNING {ref}, paper_id"
     for kind, table, ref in _TABLES
 }
