@@ -26,6 +26,7 @@ from bot.ingest.gcpause import paused_gc
 from bot.ingest.normalize import BadRecord, normalize
 from bot.ingest.paperrows import insert_new_papers
 from bot.matching.matches import record_matches
+from bot.store.columns import json_text
 from bot.store.records import PAPER, record_from_row, record_to_row
 from bot.timeutil import utcnow
 from bot.types import AnnounceType, Author, Match, PaperMatcher, PaperRecord
@@ -160,9 +161,22 @@ async def _alias_dois(session: AsyncSession, records: list[PaperRecord]) -> list
     return out
 
 
+# Which of a batch's ids are stored, in one statement with one parameter: a poll's batch
+# is mostly new papers, and 500 bound parameters per IN list cost more than the lookup.
+_PG_STORED = "SELECT id FROM paper WHERE id = ANY(%b::varchar[])"
+_SQLITE_STORED = "SELECT id FROM paper WHERE id IN (SELECT value FROM json_each(?))"
+
+
 async def _load_known(session: AsyncSession, ids: list[str]) -> dict[str, PaperRecord]:
     known: dict[str, PaperRecord] = {}
-    for chunk in _chunks(ids):
+    if not ids:
+        return known
+    conn = await session.connection()
+    if conn.dialect.name == "postgresql":
+        stored = await conn.exec_driver_sql(_PG_STORED, (ids,))
+    else:
+        stored = await conn.exec_driver_sql(_SQLITE_STORED, (json_text(ids),))
+    for chunk in _chunks([pid for (pid,) in stored]):
         rows = await session.execute(select(PAPER).where(PAPER.c.id.in_(chunk)))
         for row in rows.mappings():
             known[row["id"]] = record_from_row(row)

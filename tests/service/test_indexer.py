@@ -1,15 +1,19 @@
-"""The indexer job: woken after ingest, it makes new papers findable within moments."""
+"""The indexer job: woken after ingest, it makes new papers findable within moments; and
+the root's collector thresholds, which ingest's per-paper objects made matter."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.ask.service import Asker
+from bot.config import Settings
 from bot.ingest.persist import ingest_batch
 from bot.service.indexer import Indexer
+from bot.service.root import GC_THRESHOLDS, open_papertide, tune_gc
 from bot.store.engine import create_engine, session_factory
 from bot.types import Match, PaperRecord
 from tests.conftest import count_rows
@@ -76,3 +80,18 @@ async def test_without_a_running_loop_after_ingest_catches_up_at_once(db_url: st
         assert await count_rows(sessions, "paper_search") == 1
     finally:
         await engine.dispose()
+
+
+async def test_the_root_raises_the_collectors_thresholds_and_never_lowers_them(
+    sqlite_url: str,
+) -> None:
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        async with open_papertide(Settings(database_url=sqlite_url)):
+            assert gc.get_threshold() == GC_THRESHOLDS
+        gc.set_threshold(100_000, 10, 10)
+        tune_gc()
+        assert gc.get_threshold() == (100_000, 20, 10)
+    finally:
+        gc.set_threshold(*before)
