@@ -16,8 +16,9 @@ Per backend, alternating in every round:
 - naive: every paper of the scope read from the store and ranked by the same BM25F in
   Python (`--naive` questions per round); its top 10 is the exhaustive answer, so the
   overlap with the index's top 10 is the index's recall.
-Ingest: `ingest_batch` of `--ingest` papers into a fresh store, batches of 500, with the
-index kept current vs with the index writer replaced by a no-op (bench only); once with
+Ingest: `ingest_batch` of `--ingest` papers into a fresh store, batches of 500, then the
+indexer's catch-up until they are all searchable, vs ingest alone (the index's queue left
+unread); once with
 a stub matcher (the persist path alone: the strictest ratio) and once with the bundled
 catalog's compiled engine (as a poll runs it).
 Prints p50/p95 (min and median over rounds), ratios, and the SQLite/PostgreSQL top-10
@@ -92,8 +93,12 @@ async def make_topics(store: Store) -> list[TopicRef]:
         return [TopicRef(int(t.id or 0), t.slug, t.name) for t in rows]
 
 
-async def ingest(store: Store, papers: list[PaperRecord], matcher: Any) -> float:
-    """Seconds to ingest `papers` in batches of 500 through the real persist path."""
+async def ingest(
+    store: Store, papers: list[PaperRecord], matcher: Any, *, index: bool = True
+) -> float:
+    """Seconds to ingest `papers` in batches of 500 through the real persist path, then
+    (with `index`) for the indexer to catch up with them, as a one-shot poll does."""
+    from bot.ask.index import index_until_current
     from bot.ingest.persist import ingest_batch
 
     started = time.perf_counter()
@@ -102,6 +107,8 @@ async def ingest(store: Store, papers: list[PaperRecord], matcher: Any) -> float
             await ingest_batch(
                 session=session, records=papers[start : start + 500], matcher=matcher, now=NOW
             )
+    if index:
+        await index_until_current(store.sessions)
     return time.perf_counter() - started
 
 
@@ -217,17 +224,9 @@ async def engine_matcher(store: Store) -> Any:
 async def ingest_rounds(
     url_for: Any, args: argparse.Namespace, papers: list[PaperRecord], matcher_name: str
 ) -> dict[str, list[float]]:
-    import bot.ingest.persist as persist
-
-    real = persist.index_papers
-
-    async def no_index(session: Any, **_: Any) -> None:
-        return None
-
     rates: dict[str, list[float]] = {"with index": [], "without index": []}
     for _ in range(args.rounds):
         for label in ("without index", "with index"):
-            persist.index_papers = real if label == "with index" else no_index  # type: ignore[assignment]
             url, drop = url_for()
             try:
                 async with open_store(url) as store:
@@ -235,9 +234,8 @@ async def ingest_rounds(
                         matcher = await engine_matcher(store)
                     else:
                         matcher = TopicMatcher([t.id for t in await make_topics(store)])
-                    seconds = await ingest(store, papers, matcher)
+                    seconds = await ingest(store, papers, matcher, index=label == "with index")
             finally:
-                persist.index_papers = real  # type: ignore[assignment]
                 drop()
             rates[label].append(len(papers) / seconds)
     return rates

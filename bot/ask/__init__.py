@@ -1,7 +1,8 @@
 """Ask: answers to a question from the stored papers, with citations.
 
 The full-text index over every paper's title, abstract, authors and affiliations
-(`index.py`, the one writer of `paper_search`, called by ingest in its transaction), its
+(`index.py`, the one writer of `paper_search` and its queue: ingest queues papers in its
+transaction, the service's indexer job indexes them after the commit), its
 engine-specific reads (`search.py`: SQLite FTS5, PostgreSQL tsvector + GIN), the pure
 steps that turn a question into terms and a time window (`question.py`), rank the
 candidates (`rank.py`), pick and highlight sentences (`extract.py`) and shape the answer

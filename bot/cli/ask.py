@@ -37,11 +37,15 @@ def ask(
     else:
         fail('give a topic and a question: papertide ask rl-for-llm-agents "which papers …?"')
 
-    async def go(root: Papertide) -> Answer:
+    async def go(root: Papertide) -> tuple[Answer, str]:
         from bot.ask.answer import TopicRef
+        from bot.ask.index import index_lag
         from bot.ask.question import QuestionError
         from bot.catalog.lookup import TopicNotFound, find_topic
+        from bot.timeutil import utcnow
 
+        async with root.store.read_sessions() as session:
+            lag = (await index_lag(session)).describe(utcnow())
         topic = None
         if topic_text is not None:
             async with root.store.read_sessions() as session:
@@ -51,7 +55,7 @@ def ask(
                     fail(str(exc))
             topic = TopicRef(int(found.id or 0), found.slug, found.name)
         try:
-            return await root.asker().ask(
+            answer = await root.asker().ask(
                 question,
                 topic=None if everything else topic,
                 papers=papers,
@@ -59,8 +63,11 @@ def ask(
             )
         except QuestionError as exc:
             fail(str(exc))
+        return answer, lag
 
-    answer = with_root(go)
+    answer, lag = with_root(go)
+    if lag:  # papers stored but not indexed yet: the answer may miss the newest
+        typer.echo(lag, err=True)
     if as_json:
         print_json(answer.to_json())
         return

@@ -80,7 +80,8 @@ def status(as_json: bool = JSON_OPTION) -> None:
 
     settings = load_settings()
 
-    async def go(root: Papertide) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    async def go(root: Papertide) -> tuple[list[dict[str, Any]], dict[str, Any] | None, str]:
+        from bot.ask.index import index_lag
         from bot.outbox.reads import configuration_problem
 
         async with root.store.read_sessions() as session:
@@ -88,11 +89,14 @@ def status(as_json: bool = JSON_OPTION) -> None:
                 session=session, names=settings.sources, now=utcnow(),
                 stalled_after=stall_after(settings.fetch_deadline_seconds),
             )  # fmt: skip
-            return rows, await configuration_problem(session=session)
+            lag = (await index_lag(session)).describe(utcnow())
+            return rows, await configuration_problem(session=session), lag
 
-    rows, problem = with_root(go, settings)
+    rows, problem, lag = with_root(go, settings)
     if problem:  # on stderr too with --json: the document on stdout keeps its shape
         typer.echo(config_problem_line(problem), err=as_json)
+    if lag:  # the indexer is behind ingest (it catches up within seconds in `serve`)
+        typer.echo(lag, err=as_json)
     if as_json:
         print_json(rows)
         return

@@ -4,7 +4,8 @@ One call per batch (`ingest_batch`): bulk reads of what is known, bulk INSERT â€
 CONFLICT on SQLite and PostgreSQL alike, then the matcher runs once per new or changed
 paper and its topic and alert matches are inserted if absent. The report lists what is
 new and changed and exactly the matches inserted now (what the outbox fan-out sends).
-New and changed papers are also written to the full-text index, in the same transaction.
+New and changed papers are queued for the full-text index in the same transaction; the
+indexer (bot/ask/index.py) indexes them after the commit, off ingest's path.
 Running the same batch twice stores nothing twice and reports no new match.
 """
 
@@ -20,11 +21,12 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.ask.index import index_papers
+from bot.ask.index import queue_papers
 from bot.ingest.gcpause import paused_gc
 from bot.ingest.normalize import BadRecord, normalize
 from bot.ingest.paperrows import insert_new_papers
 from bot.matching.matches import record_matches
+from bot.store.columns import json_text
 from bot.store.records import PAPER, record_from_row, record_to_row
 from bot.timeutil import utcnow
 from bot.types import AnnounceType, Author, Match, PaperMatcher, PaperRecord
@@ -93,13 +95,12 @@ async def ingest_batch(
         inserts, updates, to_match = _plan(batch, known, now, report)
     inserted = await insert_new_papers(session, inserts, now)
     report.new += inserted
-    changed = list(to_match)
-    to_match += [batch[pid] for pid in inserted]
     report.unchanged += len(inserts) - len(inserted)  # another process stored them first
     if updates:
         await session.execute(_UPDATE, updates)
-    # The full-text index follows the papers in this same transaction (bot/ask/index.py).
-    await index_papers(session, new=[batch[pid] for pid in inserted], changed=changed)
+    # The full-text index catches up after the commit (bot/ask/index.py): only the ids here.
+    await queue_papers(session, [*inserted, *report.updated], now)
+    to_match += [batch[pid] for pid in inserted]
     report.new_matches = await _store_matches(session, to_match, matcher, now)
     return report
 
@@ -160,9 +161,22 @@ async def _alias_dois(session: AsyncSession, records: list[PaperRecord]) -> list
     return out
 
 
+# Which of a batch's ids are stored, in one statement with one parameter: a poll's batch
+# is mostly new papers, and 500 bound parameters per IN list cost more than the lookup.
+_PG_STORED = "SELECT id FROM paper WHERE id = ANY(%b::varchar[])"
+_SQLITE_STORED = "SELECT id FROM paper WHERE id IN (SELECT value FROM json_each(?))"
+
+
 async def _load_known(session: AsyncSession, ids: list[str]) -> dict[str, PaperRecord]:
     known: dict[str, PaperRecord] = {}
-    for chunk in _chunks(ids):
+    if not ids:
+        return known
+    conn = await session.connection()
+    if conn.dialect.name == "postgresql":
+        stored = await conn.exec_driver_sql(_PG_STORED, (ids,))
+    else:
+        stored = await conn.exec_driver_sql(_SQLITE_STORED, (json_text(ids),))
+    for chunk in _chunks([pid for (pid,) in stored]):
         rows = await session.execute(select(PAPER).where(PAPER.c.id.in_(chunk)))
         for row in rows.mappings():
             known[row["id"]] = record_from_row(row)

@@ -67,6 +67,22 @@ class Paper(SQLModel, table=True):
     ingested_at: datetime = _when(nullable=False, index=True)
 
 
+class PaperIndexQueue(SQLModel, table=True):
+    """A paper stored or changed since the full-text index last read it: the indexer's work.
+
+    Ingest adds (or re-stamps) a row in its transaction; the indexer (bot/ask/index.py,
+    the one writer) indexes a batch and deletes its rows in one transaction, so a crash
+    between batches re-indexes nothing twice and misses nothing (migration 0010).
+    """
+
+    __tablename__ = "paper_index_queue"
+
+    paper_id: str = Field(
+        foreign_key="paper.id", primary_key=True, max_length=128, ondelete="CASCADE"
+    )
+    queued_at: datetime = _when(nullable=False)
+
+
 class Topic(SQLModel, table=True):
     __tablename__ = "topic"
 

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from bot.ask.answer import Answer, AnswerMode
+from bot.ask.index import index_until_current
 from bot.ask.llm import SYSTEM_PROMPT, ModelConfig
 from bot.ask.service import Asker
 from bot.config import Settings
@@ -90,6 +91,7 @@ async def rig(sqlite_url: str, tmp_path: Path) -> AsyncIterator[Rig]:
     async with open_papertide(settings) as root, model_server() as server:
         async with root.store.sessions() as session, session.begin():
             await ingest_batch(session=session, records=PAPERS, matcher=NoMatches())  # type: ignore[arg-type]
+        await index_until_current(root.store.sessions)
         async with httpx.AsyncClient() as http:
             yield Rig(settings, server, root.asker(), http)
 

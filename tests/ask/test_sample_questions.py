@@ -5,7 +5,7 @@ titled "ε-Greedy Exploration Is Enough for Tool-Using LLM Agents?", the three
 "O(√T) Regret for Reinforcement Learning of Language Agents", the six "Temporal Credit
 Assignment with Hindsight Return Decomposition", the eight "Oversquashing in GNNs,
 Measured" and the nine papers Yi Wu co-wrote. Ingest is the real poll of the sample, so
-these papers reach the index inside the ingest transaction.
+the indexer catches up right after it (as `poll --once` does).
 """
 
 from __future__ import annotations

@@ -86,3 +86,53 @@ def test_ask_on_an_empty_store_says_nothing_matches(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["ask", "--all", "GRPO agents"], env=env)
     assert result.exit_code == 0, result.stderr
     assert "No paper matches those words" in result.stdout
+
+
+def test_ask_and_status_say_how_far_behind_the_index_is(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from bot.ingest.persist import ingest_batch
+    from bot.service.root import open_papertide
+    from bot.types import PaperRecord
+
+    url = f"sqlite:///{tmp_path / 'lag.db'}"
+    when = datetime(2026, 6, 1, tzinfo=UTC)
+
+    records = [
+        PaperRecord(
+            id=f"2606.0000{i}",
+            version=1,
+            title=f"Queued paper {i}",
+            abstract="Not searchable yet.",
+            authors=(),
+            categories=("cs.LG",),
+            published=when,
+            updated=when,
+            source="test",
+        )
+        for i in range(2)
+    ]
+
+    async def ingest_only() -> None:
+        # Stored and queued by ingest, the indexer not run (serve would run it at once).
+        async with (
+            open_papertide(Settings(database_url=url)) as root,
+            root.store.sessions() as session,
+            session.begin(),
+        ):
+            await ingest_batch(session=session, records=records, matcher=_NoMatches())
+
+    asyncio.run(ingest_only())
+    env = {"PAPERTIDE_DATABASE_URL": url, "PAPERTIDE_SOURCES": '["arxiv"]'}
+    asked = CliRunner().invoke(app, ["ask", "--all", "queued paper", "--json"], env=env)
+    assert asked.exit_code == 0, asked.stderr
+    assert "full-text index: 2 paper(s) not searchable yet" in asked.stderr
+    assert json.loads(asked.stdout)["papers"] == []
+    status = CliRunner().invoke(app, ["status"], env=env)
+    assert status.exit_code == 0, status.stderr
+    assert "full-text index: 2 paper(s) not searchable yet" in status.stdout
+
+
+class _NoMatches:
+    def match(self, paper: object) -> list[object]:
+        return []

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
+import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.ingest.normalize import normalize
+from bot.store.columns import json_text
 from bot.store.records import PAPER, abs_url, paper_json, paper_url, record_from_row, record_to_row
 from bot.types import Author, PaperRecord
 
@@ -45,3 +48,24 @@ def test_one_url_rule_for_arxiv_doi_and_feed_papers() -> None:
     assert paper_url("2606.01234", {}) == "https://arxiv.org/abs/2606.01234"
     assert paper_url("doi:10.1/x", {}) == ""  # no arXiv page for a feed-only paper
     assert paper_url("url:ab12", {"abs": "https://blog.example/p"}) == "https://blog.example/p"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [],
+        {},
+        [{"name": 'Zoë "Q" \\ Çağatan\u2028', "affiliations": ["ETH", "Université Paris"]}],
+        {"abs": "https://arxiv.org/abs/2601.00001", "pdf": "http://x/\u00e9"},
+        ["cs.LG", "math.OC"],
+        "a string",
+        [1, 2.5, None, True, {"nested": [[]]}],
+    ],
+)
+def test_json_text_writes_what_json_dumps_writes(value: object) -> None:
+    assert json_text(value) == json.dumps(value)
+
+
+def test_json_text_refuses_what_json_dumps_refuses() -> None:
+    with pytest.raises(TypeError):
+        json_text([object()])

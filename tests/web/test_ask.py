@@ -10,6 +10,7 @@ from urllib.parse import quote
 import aiohttp
 import pytest
 
+from bot.ask.index import index_until_current
 from bot.ingest.persist import ingest_batch
 from bot.types import Author, PaperRecord
 from tests.support.web import NOW, WebEnv, running_web
@@ -60,6 +61,7 @@ async def web_env(db_url: str) -> AsyncIterator[WebEnv]:
         ]
         async with env.sessions() as session, session.begin():
             await ingest_batch(session=session, records=records, matcher=IntoTopic(int(rl.id or 0)))  # type: ignore[arg-type]
+        await index_until_current(env.sessions)
         yield env
 
 
