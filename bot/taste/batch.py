@@ -120,50 +120,90 @@ def _chunk(
         owner = np.repeat(np.array(whose, dtype=np.int64), [len(h) for h in hidden])
         masked[owner, np.concatenate(hidden)] = -np.inf
     chosen = best_rows(corpus, scores, masked, limit)
-    out = []
-    for i, (model, signals) in enumerate(readers):
-        rows = [r for _v, r in chosen[i]]
-        reasons = marks.reasons(dense, model, rows, signals)
-        found = tuple(
-            Pick(corpus.ids[r], v, why) for (v, r), why in zip(chosen[i], reasons, strict=True)
+    rows = [[r for _v, r in best] for best in chosen]
+    reasons = marks.reasons(dense, [m for m, _s in readers], rows, [s for _m, s in readers])
+    ids = corpus.ids
+    return [
+        Ranking(
+            Scores(corpus, scores[i]),
+            tuple(Pick(ids[r], v, why) for (v, r), why in zip(best, why_i, strict=True)),
         )
-        out.append(Ranking(Scores(corpus, scores[i]), found))
-    return out
+        for i, (best, why_i) in enumerate(zip(chosen, reasons, strict=True))
+    ]
 
 
 class _Marks:
-    """The liked marks of the readers as dense rows over the week's used columns
-    (a pick only has those, so a mark's other words add nothing to a cosine)."""
+    """The liked marks of the readers over the week's used columns, each as its (at
+    most MAX_TERMS) entries padded to one width: a pick only has those columns, so a
+    mark's other words add nothing to a cosine, and a cosine is a sum over the mark's
+    entries, not a product over every column of the week."""
 
     def __init__(self, week: Week, signals: Sequence[Signals]) -> None:
         self.corpus = week.corpus
         row = self.corpus.row
         ids = sorted({p for s in signals for p in s.more[:LIKED] if p in row})
+        self.ids = ids
         self.at = {p: i for i, p in enumerate(ids)}
-        self.dense = np.zeros((len(ids), week.width), dtype=np.float64)
+        self.like = [Reason(like=p) for p in ids]  # one per mark, shared by every pick
+        self.columns = np.zeros((len(ids), 1), dtype=np.int64)
+        self.values = np.zeros((len(ids), 1), dtype=np.float64)
         if ids:
             owner, columns, values = self.corpus.gather(ids)
+            starts = np.searchsorted(owner, np.arange(len(ids)))
+            slot = np.arange(len(owner)) - starts[owner]
+            width = int(slot.max()) + 1 if len(slot) else 1
             local = week.local(columns)
-            inside = local >= 0
-            self.dense[owner[inside], local[inside]] = values[inside]
+            inside = local >= 0  # a word the week's papers lack: zero in every pick
+            self.columns = np.zeros((len(ids), width), dtype=np.int64)
+            self.values = np.zeros((len(ids), width), dtype=np.float64)
+            self.columns[owner[inside], slot[inside]] = local[inside]
+            self.values[owner[inside], slot[inside]] = values[inside]
 
     def reasons(
-        self, dense: FloatArray, model: Model, rows: list[int], signals: Signals
-    ) -> list[Reason]:
-        """`plan.explain` of the picks at corpus `rows`."""
-        if not rows:
-            return []
-        liked = [p for p in signals.more[:LIKED] if p in self.at]
-        best: list[int] = []
-        top: list[float] = []
-        if liked:
-            cosines = dense[rows] @ self.dense[[self.at[p] for p in liked]].T
-            best = np.argmax(cosines, axis=1).tolist()  # the first (newest) among equals
-            top = cosines[np.arange(len(rows)), best].tolist()
-        out = []
-        for j, r in enumerate(rows):
-            if liked and top[j] >= LIKE_AT:
-                out.append(Reason(like=liked[best[j]]))
-            else:
-                out.append(reason_words(self.corpus, model, self.corpus.ids[r]))
+        self,
+        dense: FloatArray,
+        models: Sequence[Model],
+        rows: Sequence[Sequence[int]],
+        signals: Sequence[Signals],
+    ) -> list[list[Reason]]:
+        """`plan.explain` of each reader's picks at corpus `rows[i]`, for a chunk at once:
+        every (pick, liked mark) cosine in one gather, the best mark per pick by a
+        segmented max (the first, newest, among equals)."""
+        liked = [[self.at[p] for p in s.more[:LIKED] if p in self.at] for s in signals]
+        n_liked = np.array([len(x) for x in liked], dtype=np.int64)
+        n_picks = np.array([len(r) for r in rows], dtype=np.int64)
+        pick_row = np.array([r for rs in rows for r in rs], dtype=np.int64)
+        pick_owner = np.repeat(np.arange(len(rows)), n_picks)
+        flat = np.array([m for x in liked for m in x], dtype=np.int64)
+        first = np.cumsum(n_liked) - n_liked  # each reader's first liked in `flat`
+        per_pick = n_liked[pick_owner]
+        best = np.full(len(pick_row), -1, dtype=np.int64)  # the liked mark, -1: words
+        if per_pick.sum():
+            pair_pick = np.repeat(np.arange(len(pick_row)), per_pick)
+            offsets = np.cumsum(per_pick) - per_pick
+            mark = flat[
+                np.arange(int(per_pick.sum())) + np.repeat(first[pick_owner] - offsets, per_pick)
+            ]
+            picks = dense[pick_row[pair_pick][:, None], self.columns[mark]]
+            cosines = np.einsum("pk,pk->p", picks, self.values[mark])
+            has = np.flatnonzero(per_pick)
+            starts = offsets[has]
+            top = np.maximum.reduceat(cosines, starts)
+            ends = np.repeat(top, per_pick[has])
+            where = np.where(cosines == ends, np.arange(len(cosines)), len(cosines))
+            at = np.minimum.reduceat(where, starts)
+            like = top >= LIKE_AT
+            best[has[like]] = mark[at[like]]
+        out: list[list[Reason]] = []
+        marks = iter(best.tolist())
+        corpus, like = self.corpus, self.like
+        for model, picked in zip(models, rows, strict=True):
+            out.append(
+                [
+                    like[m]
+                    if (m := next(marks)) >= 0
+                    else reason_words(corpus, model, corpus.ids[r])
+                    for r in picked
+                ]
+            )
         return out
