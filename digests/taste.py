@@ -19,7 +19,7 @@ from bot.taste.batch import Week, rank_many
 from bot.taste.cache import Models
 from bot.taste.features import Corpus, IntArray
 from bot.taste.model import Model
-from bot.taste.plan import Ranking, Signals, learn
+from bot.taste.plan import Ranking, Reason, Signals, learn
 from digests.build import DigestPaper, MissedPaper, RecipientData, Taste, WeekData
 
 MISSED = 5  # papers in "You may have missed"
@@ -95,13 +95,21 @@ def tastes_of(
 
 
 def _taste(ranking: Ranking, week: WeekData, rows: _Rows) -> Taste:
-    picked = tuple(
-        MissedPaper(week.papers[p.paper_id], p.reason.text())
-        for p in ranking.picks
-        if p.paper_id in week.papers
-    )
+    shown = rows.shown
+    picked = []
+    for p in ranking.picks:
+        # Readers who share a liked mark share its Reason, so the same pick for the
+        # same reason is one MissedPaper, its text formatted once.
+        key = (p.paper_id, p.reason)
+        missed = shown.get(key)
+        if missed is None:
+            paper = week.papers.get(p.paper_id)
+            if paper is None:
+                continue
+            missed = shown[key] = MissedPaper(paper, p.reason.text())
+        picked.append(missed)
     values = ranking.scores.array
-    return Taste(ranking.scores, picked, top=lambda papers, n: rows.top(values, papers, n))
+    return Taste(ranking.scores, tuple(picked), top=lambda papers, n: rows.top(values, papers, n))
 
 
 class _Rows:
@@ -111,7 +119,8 @@ class _Rows:
 
     def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus
-        self._rows: dict[int, tuple[Sequence[DigestPaper], IntArray]] = {}
+        self._rows: dict[int, tuple[Sequence[DigestPaper], IntArray, bool]] = {}
+        self.shown: dict[tuple[str, Reason], MissedPaper] = {}  # see `_taste`
 
     def top(
         self, values: npt.NDArray[np.floating[Any]], papers: Sequence[DigestPaper], n: int
@@ -127,9 +136,9 @@ class _Rows:
                 dtype=np.int64,
                 count=len(papers),
             )
-            hit = self._rows[id(papers)] = (papers, found)
+            hit = self._rows[id(papers)] = (papers, found, bool((found >= 0).all()))
         at = hit[1]
-        scores = np.where(at >= 0, values[at], 0.0)
+        scores = values[at] if hit[2] else np.where(at >= 0, values[at], 0.0)
         return [papers[i] for i in np.argsort(-scores, kind="stable")[:n].tolist()]
 
 

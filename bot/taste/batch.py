@@ -145,7 +145,7 @@ class _Marks:
         self.ids = ids
         self.at = {p: i for i, p in enumerate(ids)}
         self.like = [Reason(like=p) for p in ids]  # one per mark, shared by every pick
-        self.columns = np.zeros((len(ids), 1), dtype=np.int64)
+        self.columns = np.zeros((len(ids), 1), dtype=np.int32)
         self.values = np.zeros((len(ids), 1), dtype=np.float64)
         if ids:
             owner, columns, values = self.corpus.gather(ids)
@@ -154,7 +154,7 @@ class _Marks:
             width = int(slot.max()) + 1 if len(slot) else 1
             local = week.local(columns)
             inside = local >= 0  # a word the week's papers lack: zero in every pick
-            self.columns = np.zeros((len(ids), width), dtype=np.int64)
+            self.columns = np.zeros((len(ids), width), dtype=np.int32)
             self.values = np.zeros((len(ids), width), dtype=np.float64)
             self.columns[owner[inside], slot[inside]] = local[inside]
             self.values[owner[inside], slot[inside]] = values[inside]
@@ -184,7 +184,12 @@ class _Marks:
             mark = flat[
                 np.arange(int(per_pick.sum())) + np.repeat(first[pick_owner] - offsets, per_pick)
             ]
-            picks = dense[pick_row[pair_pick][:, None], self.columns[mark]]
+            # Flat int32 positions in the week's rows (n × width <= DENSE_LIMIT < 2³¹):
+            # one `take`, half the index memory of a 2-D fancy index.
+            at_pick = (pick_row[pair_pick] * dense.shape[1]).astype(np.int32)
+            flat_at = self.columns[mark]
+            flat_at += at_pick[:, None]
+            picks = dense.ravel().take(flat_at)
             cosines = np.einsum("pk,pk->p", picks, self.values[mark])
             has = np.flatnonzero(per_pick)
             starts = offsets[has]
