@@ -14,7 +14,15 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.subscriptions.taste import Marks, add_marked, marks_by_person, memory
+from bot.subscriptions.taste import (
+    Marks,
+    add_marked,
+    marks_by_person,
+    memory,
+    model_key,
+    store_models,
+    stored_models,
+)
 from bot.taste.batch import Week, rank_many
 from bot.taste.cache import Models
 from bot.taste.features import Corpus, IntArray
@@ -42,8 +50,10 @@ def signals_of(data: RecipientData, week: WeekData, marks: Marks) -> Signals:
 
 def fingerprint(data: RecipientData, marks: Marks) -> Hashable:
     """What a recipient's model learned from, bar the week's papers: their marks, what
-    they follow, their alerts. Unchanged, last week's model ranks this week."""
-    return (marks.more, marks.less, data.follows, tuple(a.id for a in data.alerts))
+    they follow, their alerts. Unchanged, last week's model ranks this week. Strings,
+    ints and tuples only (follows sorted): its repr is the same in every process, so it
+    is stored with the model (bot/subscriptions/taste.py `model_key`)."""
+    return (marks.more, marks.less, tuple(sorted(data.follows)), tuple(a.id for a in data.alerts))
 
 
 def taste_of(
@@ -152,14 +162,31 @@ async def with_tastes(
 ) -> list[RecipientData]:
     """`recipients`, each with its taste (None where cold), in one read of their marks;
     the week's corpus is loaded (once, by `corpus_of`) only when someone has marks.
-    `models` defaults to the process's (bot/subscriptions/taste.py `memory`)."""
+    `models` defaults to the process's (bot/subscriptions/taste.py `memory`). A model
+    this process does not hold for the recipient's signals is read from the store when
+    one was kept for them; the models trained here are stored (the caller commits)."""
     marks = await marks_by_person(session=session, person_ids=[d.recipient.id for d in recipients])
     if not marks:
         return list(recipients)
+    models = models if models is not None else memory()  # (an empty Models is falsy)
     corpus = await corpus_of()
     await add_marked(session=session, corpus=corpus, marks=marks.values())
     readers = [(d, marks[d.recipient.id]) for d in recipients if d.recipient.id in marks]
-    found = iter(tastes_of(readers, week, Week(corpus), models=models or memory()))
+    if models.vocabulary is corpus.vocabulary:
+        prints = {d.recipient.id: fingerprint(d, m) for d, m in readers}
+        wanted = {pid: model_key(fp) for pid, fp in prints.items() if models.held(pid) != fp}
+        if wanted:
+            kept = await stored_models(session=session, wanted=wanted, vocabulary=models.vocabulary)
+            for pid, model in kept.items():
+                models.keep(pid, prints[pid], model)
+    found = iter(tastes_of(readers, week, Week(corpus), models=models))
+    fresh = models.take_fresh()
+    if fresh:
+        await store_models(
+            session=session,
+            models=[(pid, model_key(fp), m) for pid, fp, m in fresh if isinstance(pid, int)],
+            vocabulary=models.vocabulary,
+        )
     out = []
     for data in recipients:
         taste = next(found) if data.recipient.id in marks else None

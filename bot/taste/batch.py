@@ -197,8 +197,8 @@ class _Marks:
             ends = np.repeat(top, per_pick[has])
             where = np.where(cosines == ends, np.arange(len(cosines)), len(cosines))
             at = np.minimum.reduceat(where, starts)
-            like = top >= LIKE_AT
-            best[has[like]] = mark[at[like]]
+            alike = top >= LIKE_AT
+            best[has[alike]] = mark[at[alike]]
         out: list[list[Reason]] = []
         marks = iter(best.tolist())
         corpus, like = self.corpus, self.like

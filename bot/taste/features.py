@@ -44,6 +44,7 @@ class Vocabulary:
     def __init__(self, remember: int = 30_000) -> None:
         self.columns: dict[str, int] = {}
         self.surface: list[str] = []  # column -> the word as a paper first spelled it
+        self.stems: list[str] = []  # column -> its stem (a stored model names its words)
         self._counts: dict[tuple[str, int], tuple[IntArray, IntArray]] = {}
         self._remember = remember
 
@@ -53,6 +54,7 @@ class Vocabulary:
         if found is None:
             found = self.columns[term] = len(self.surface)
             self.surface.append(word)
+            self.stems.append(term)
         return found
 
     def counts(self, paper_id: str, text: str) -> tuple[IntArray, IntArray]:

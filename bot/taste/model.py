@@ -21,13 +21,14 @@ the intercept is a constant feature, regularised like the rest.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from bot.taste.features import Corpus, FloatArray, IntArray
+from bot.taste.features import Corpus, FloatArray, IntArray, Vocabulary
 
 RIDGE = 1.0  # λ: with unit-length rows, 1.0 keeps weights small for a handful of marks
 # Weights kept per model, the largest |w|: bounds a cached model's memory (a reader's
@@ -100,3 +101,28 @@ def train(corpus: Corpus, examples: Sequence[Example], *, ridge: float = RIDGE) 
         strongest = np.argpartition(-np.abs(weights[used]), MAX_WEIGHTS - 1)[:MAX_WEIGHTS]
         used = np.sort(used[strongest])
     return Model(used.astype(np.int32), weights[used].astype(np.float32), float(alpha.sum()))
+
+
+_HEAD = struct.Struct("<dI")  # bias, bytes of the words
+
+
+def pack(model: Model, vocabulary: Vocabulary) -> bytes:
+    """The model in words, not columns (a column means a word of one process's
+    vocabulary only): bias, each weight's stem and spelling, the weights in float32."""
+    columns = model.columns.tolist()
+    stems, surface = vocabulary.stems, vocabulary.surface
+    words = "\n".join(f"{stems[c]}\t{surface[c]}" for c in columns).encode()
+    return _HEAD.pack(model.bias, len(words)) + words + model.values.astype("<f4").tobytes()
+
+
+def unpack(blob: bytes, vocabulary: Vocabulary) -> Model:
+    """`pack`'s model over `vocabulary`'s columns (its new words get new columns): the
+    same weight on the same word, so the same scores."""
+    bias, size = _HEAD.unpack_from(blob)
+    start = _HEAD.size
+    values = np.frombuffer(blob, dtype="<f4", offset=start + size).astype(np.float32)
+    column = vocabulary.column
+    words = blob[start : start + size].decode().split("\n") if len(values) else []
+    columns = np.array([column(*w.split("\t", 1)) for w in words], dtype=np.int32)
+    order = np.argsort(columns, kind="stable")
+    return Model(columns[order], values[order], bias)

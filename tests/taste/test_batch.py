@@ -17,7 +17,7 @@ from bot.taste import batch
 from bot.taste.batch import Week, rank_many
 from bot.taste.cache import Models
 from bot.taste.features import Corpus, Vocabulary
-from bot.taste.model import Model
+from bot.taste.model import Model, pack, unpack
 from bot.taste.plan import Ranking, Signals, learn, rank_with
 from digests.build import RecipientData
 from digests.sample import sample_recipient, sample_week
@@ -147,3 +147,36 @@ def test_a_reader_whose_signals_did_not_change_is_not_retrained() -> None:
     assert again[4] is not None
     assert alone.missed == again[4].missed
     assert models.trained == len(readers) + 2
+
+
+def test_a_packed_model_ranks_the_same_over_another_vocabulary() -> None:
+    corpus, readers = _readers(6)
+    # Another process, whose vocabulary met other words first: every word has another
+    # column (in the same relative order, so the rows' top terms tie-break alike); a
+    # stored model names its words, not its columns.
+    text = {pid: x for pid, _t, x in _papers()}
+    vocabulary = Vocabulary()
+    for word in ("zebra", "yak", "xylophone"):
+        vocabulary.column(word, word)
+    other = Corpus([(pid, text[pid]) for pid in corpus.ids[: corpus.n_docs]], vocabulary)
+    other.add((pid, text[pid]) for pid in corpus.ids[corpus.n_docs :])
+    assert other.vocab != corpus.vocab
+    own = corpus.ids[: corpus.n_docs]
+    for model, signals in readers:
+        moved = unpack(pack(model, corpus.vocabulary), other.vocabulary)
+        assert (np.diff(moved.columns) > 0).all()
+        assert moved.bias == model.bias
+        stems = corpus.vocabulary.stems
+        assert {
+            other.vocabulary.stems[c]: v
+            for c, v in zip(moved.columns.tolist(), moved.values.tolist(), strict=True)
+        } == {
+            stems[c]: v for c, v in zip(model.columns.tolist(), model.values.tolist(), strict=True)
+        }
+        here = rank_with(corpus, model, signals, picks=5)
+        there = rank_with(other, moved, signals, picks=5)
+        assert [here.scores[p] for p in own] == [there.scores[p] for p in own]
+        assert there.picks == here.picks
+    empty = Model(np.zeros(0, np.int32), np.zeros(0, np.float32), 0.5)
+    back = unpack(pack(empty, corpus.vocabulary), other.vocabulary)
+    assert (back.bias, len(back.columns), len(back.values)) == (0.5, 0, 0)
