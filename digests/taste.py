@@ -83,6 +83,20 @@ def tastes_of(
     corpus = scored.corpus
     if models is None or models.vocabulary is not corpus.vocabulary:
         models = Models(corpus.vocabulary)  # models of another vocabulary mean nothing here
+    warm, where = train_all(readers, week, corpus, models)
+    out: list[Taste | None] = [None] * len(readers)
+    rows = _Rows(corpus)
+    for i, ranking in zip(where, rank_many(scored, warm, picks=missed), strict=True):
+        out[i] = _taste(ranking, week, rows)
+    return out
+
+
+def train_all(
+    readers: Sequence[tuple[RecipientData, Marks]], week: WeekData, corpus: Corpus, models: Models
+) -> tuple[list[tuple[Model, Signals]], list[int]]:
+    """Each warm reader's model (kept in `models` when it fits their fingerprint, else
+    trained and kept) and signals, and where they are in `readers`. Pure but for the
+    cache; `models` must be over `corpus`'s vocabulary."""
     warm: list[tuple[Model, Signals]] = []
     where: list[int] = []
     for i, (data, marks) in enumerate(readers):
@@ -97,11 +111,7 @@ def tastes_of(
         if model is not None:
             warm.append((model, signals))
             where.append(i)
-    out: list[Taste | None] = [None] * len(readers)
-    rows = _Rows(corpus)
-    for i, ranking in zip(where, rank_many(scored, warm, picks=missed), strict=True):
-        out[i] = _taste(ranking, week, rows)
-    return out
+    return warm, where
 
 
 def _taste(ranking: Ranking, week: WeekData, rows: _Rows) -> Taste:
@@ -164,11 +174,67 @@ async def with_tastes(
     the week's corpus is loaded (once, by `corpus_of`) only when someone has marks.
     `models` defaults to the process's (bot/subscriptions/taste.py `memory`). A model
     this process does not hold for the recipient's signals is read from the store when
-    one was kept for them; the models trained here are stored (the caller commits)."""
+    one was kept for them (the training job's, `train_tastes`); the models trained here
+    are stored (the caller commits)."""
+    models = models if models is not None else memory()  # (an empty Models is falsy)
+    ready = await _ready(session, recipients, corpus_of, models)
+    if ready is None:
+        return list(recipients)
+    readers, corpus = ready
+    found = iter(tastes_of(readers, week, Week(corpus), models=models))
+    await _store_fresh(session, models)
+    marked = {d.recipient.id for d, _m in readers}
+    out = []
+    for data in recipients:
+        taste = next(found) if data.recipient.id in marked else None
+        out.append(data if taste is None else _with(data, taste))
+    return out
+
+
+async def train_tastes(
+    *,
+    session: AsyncSession,
+    recipients: Sequence[RecipientData],
+    week: WeekData,
+    corpus_of: Callable[[], Awaitable[Corpus]],
+    models: Models | None = None,
+) -> int:
+    """Train the models of `recipients` that neither `models` nor the store holds for
+    their signals, and store each one's model (one this process held but the store
+    lacked too): `with_tastes` without the scoring, for the training job
+    (digests/training.py), so a digest run only reads them. How many were trained."""
+    models = models if models is not None else memory()
+    ready = await _ready(session, recipients, corpus_of, models)
+    if ready is None or models.vocabulary is not ready[1].vocabulary:
+        return 0
+    readers, corpus = ready
+    before = models.trained
+    warm, where = train_all(readers, week, corpus, models)
+    models.take_fresh()  # all of them are stored below
+    data = [readers[i] for i in where]
+    await store_models(
+        session=session,
+        models=[
+            (d.recipient.id, model_key(fingerprint(d, m)), model)
+            for (d, m), (model, _s) in zip(data, warm, strict=True)
+        ],
+        vocabulary=models.vocabulary,
+    )
+    return models.trained - before
+
+
+async def _ready(
+    session: AsyncSession,
+    recipients: Sequence[RecipientData],
+    corpus_of: Callable[[], Awaitable[Corpus]],
+    models: Models,
+) -> tuple[list[tuple[RecipientData, Marks]], Corpus] | None:
+    """The recipients with marks and their marks, the corpus with their marked papers
+    in, and `models` holding every stored model that fits its reader's signals; None
+    when nobody has marks."""
     marks = await marks_by_person(session=session, person_ids=[d.recipient.id for d in recipients])
     if not marks:
-        return list(recipients)
-    models = models if models is not None else memory()  # (an empty Models is falsy)
+        return None
     corpus = await corpus_of()
     await add_marked(session=session, corpus=corpus, marks=marks.values())
     readers = [(d, marks[d.recipient.id]) for d in recipients if d.recipient.id in marks]
@@ -179,7 +245,10 @@ async def with_tastes(
             kept = await stored_models(session=session, wanted=wanted, vocabulary=models.vocabulary)
             for pid, model in kept.items():
                 models.keep(pid, prints[pid], model)
-    found = iter(tastes_of(readers, week, Week(corpus), models=models))
+    return readers, corpus
+
+
+async def _store_fresh(session: AsyncSession, models: Models) -> None:
     fresh = models.take_fresh()
     if fresh:
         await store_models(
@@ -187,11 +256,6 @@ async def with_tastes(
             models=[(pid, model_key(fp), m) for pid, fp, m in fresh if isinstance(pid, int)],
             vocabulary=models.vocabulary,
         )
-    out = []
-    for data in recipients:
-        taste = next(found) if data.recipient.id in marks else None
-        out.append(data if taste is None else _with(data, taste))
-    return out
 
 
 def _with(data: RecipientData, taste: Taste) -> RecipientData:

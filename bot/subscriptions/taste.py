@@ -17,7 +17,7 @@ from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -29,6 +29,8 @@ from bot.store.models import (
     OutboxRow,
     Paper,
     PaperTopic,
+    Person,
+    Reaction,
     Subscription,
     Target,
     TasteModel,
@@ -38,9 +40,9 @@ from bot.subscriptions.reactions import ReactionRecord, reactions_of
 from bot.taste.cache import Models
 from bot.taste.features import Corpus, Vocabulary
 from bot.taste.model import Model, pack, unpack
-from bot.taste.plan import Signals, rank
+from bot.taste.plan import MIN_MARKS, Signals, rank
 from bot.timeutil import utcnow
-from bot.types import Leaning, MessageKind
+from bot.types import EmailStatus, Leaning, MessageKind
 
 CHUNK = 1000  # ids per IN (…) list
 WRITE_CHUNK = 200  # models per INSERT (a model is a few KB)
@@ -134,6 +136,30 @@ async def stored_models(
             if wanted[pid] == key:
                 found[pid] = unpack(blob, vocabulary)
     return found
+
+
+async def people_to_train(*, session: AsyncSession) -> list[int]:
+    """Digest recipients (confirmed) with enough marks to learn from who reacted since
+    their model was stored, or have none stored: whom the training job trains."""
+    newest = (
+        select(col(Target.person_id).label("person_id"), func.max(Reaction.created_at).label("at"))
+        .join(Reaction, col(Reaction.target_id) == col(Target.id))
+        .where(col(Target.person_id).is_not(None))
+        .group_by(col(Target.person_id))
+        .having(func.count() >= MIN_MARKS)
+        .subquery()
+    )
+    rows = await session.scalars(
+        select(newest.c.person_id)
+        .join(Person, col(Person.id) == newest.c.person_id)
+        .outerjoin(TasteModel, col(TasteModel.person_id) == newest.c.person_id)
+        .where(
+            col(Person.email_status) == EmailStatus.CONFIRMED,
+            or_(col(TasteModel.person_id).is_(None), newest.c.at > col(TasteModel.trained_at)),
+        )
+        .order_by(newest.c.person_id)
+    )
+    return [int(p) for p in rows]
 
 
 async def store_models(

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
-from bot.catalog.momentum import digest_as_of
+from bot.catalog.momentum import digest_as_of, last_complete_week
 from bot.chat.commands import run_command
 from bot.config import Settings
 from bot.outbox.queue import enqueue, message_key
@@ -26,7 +26,7 @@ from bot.store.models import (
     Topic,
 )
 from bot.subscriptions.reactions import react
-from bot.subscriptions.taste import paper_texts
+from bot.subscriptions.taste import paper_texts, people_to_train
 from bot.taste.cache import Models
 from bot.taste.features import Corpus, Vocabulary
 from bot.types import Leaning, MessageKind
@@ -35,6 +35,7 @@ from digests.links import PublicLinks
 from digests.load import load_recipients, load_week
 from digests.schedule import enqueue_week
 from digests.taste import with_tastes
+from digests.training import train_marked
 from tests.support.chat import make_ctx, make_deps
 
 AS_OF = digest_as_of("2026-W39")
@@ -231,3 +232,35 @@ async def test_a_model_is_stored_and_another_process_ranks_with_it_untrained(
     third = Models(Vocabulary())
     await _ada_taste(sessions, settings, third, ids["ada"])
     assert third.trained == 0
+
+
+async def test_the_training_job_trains_who_reacted_so_the_digest_run_only_reads(
+    sessions: async_sessionmaker[AsyncSession], settings: Settings
+) -> None:
+    ids = await _seed(sessions)
+    now = AS_OF + timedelta(days=1)
+    assert last_complete_week(now) == "2026-W39"
+    async with sessions() as session:
+        # Ada reacted (three marks), Bob did not: only she is due.
+        assert await people_to_train(session=session) == [ids["ada"]]
+        await train_marked(session=session, now=now, settings=settings)
+        assert await people_to_train(session=session) == []
+        [kept] = (await session.execute(select(TasteModel))).scalars().all()
+    assert kept.person_id == ids["ada"]
+    # The digest run of another process (or after a restart) trains nobody.
+    restarted = Models(Vocabulary())
+    taste = await _ada_taste(sessions, settings, restarted, ids["ada"])
+    assert restarted.trained == 0
+    assert taste.missed
+    # A new reaction makes her due again; the job replaces her model.
+    async with sessions() as session, session.begin():
+        await react(session=session, target_id=ids["slack"], paper_id="2609.10004",
+                    leaning=Leaning.MORE, via="slack")  # fmt: skip
+    async with sessions() as session:
+        assert await people_to_train(session=session) == [ids["ada"]]
+        await train_marked(session=session, now=now, settings=settings)
+        assert await people_to_train(session=session) == []
+        [again] = (await session.execute(select(TasteModel))).scalars().all()
+    assert again.fingerprint != kept.fingerprint
+    await _ada_taste(sessions, settings, restarted, ids["ada"])
+    assert restarted.trained == 0
