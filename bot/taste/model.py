@@ -103,26 +103,36 @@ def train(corpus: Corpus, examples: Sequence[Example], *, ridge: float = RIDGE) 
     return Model(used.astype(np.int32), weights[used].astype(np.float32), float(alpha.sum()))
 
 
-_HEAD = struct.Struct("<dI")  # bias, bytes of the words
+_HEAD = struct.Struct("<dII")  # bias, bytes of the stems, bytes of their spellings
 
 
 def pack(model: Model, vocabulary: Vocabulary) -> bytes:
     """The model in words, not columns (a column means a word of one process's
-    vocabulary only): bias, each weight's stem and spelling, the weights in float32."""
+    vocabulary only): bias, each weight's stem, then their spellings (needed only for
+    a word the reading process has not met), the weights in float32."""
     columns = model.columns.tolist()
-    stems, surface = vocabulary.stems, vocabulary.surface
-    words = "\n".join(f"{stems[c]}\t{surface[c]}" for c in columns).encode()
-    return _HEAD.pack(model.bias, len(words)) + words + model.values.astype("<f4").tobytes()
+    stems = "\n".join([vocabulary.stems[c] for c in columns]).encode()
+    spelled = "\n".join([vocabulary.surface[c] for c in columns]).encode()
+    values = model.values.astype("<f4").tobytes()
+    return _HEAD.pack(model.bias, len(stems), len(spelled)) + stems + spelled + values
 
 
 def unpack(blob: bytes, vocabulary: Vocabulary) -> Model:
     """`pack`'s model over `vocabulary`'s columns (its new words get new columns): the
     same weight on the same word, so the same scores."""
-    bias, size = _HEAD.unpack_from(blob)
-    start = _HEAD.size
-    values = np.frombuffer(blob, dtype="<f4", offset=start + size).astype(np.float32)
-    column = vocabulary.column
-    words = blob[start : start + size].decode().split("\n") if len(values) else []
-    columns = np.array([column(*w.split("\t", 1)) for w in words], dtype=np.int32)
+    bias, n_stems, n_spelled = _HEAD.unpack_from(blob)
+    at = _HEAD.size
+    values = np.frombuffer(blob, dtype="<f4", offset=at + n_stems + n_spelled).astype(np.float32)
+    if not len(values):
+        return Model(np.zeros(0, dtype=np.int32), values, bias)
+    stems = blob[at : at + n_stems].decode().split("\n")
+    found = list(map(vocabulary.columns.get, stems))  # one dict lookup a word, in C
+    if None in found:
+        spelled = blob[at + n_stems : at + n_stems + n_spelled].decode().split("\n")
+        found = [
+            c if c is not None else vocabulary.column(stem, word)
+            for c, stem, word in zip(found, stems, spelled, strict=True)
+        ]
+    columns = np.array(found, dtype=np.int32)
     order = np.argsort(columns, kind="stable")
     return Model(columns[order], values[order], bias)

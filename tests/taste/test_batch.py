@@ -177,6 +177,16 @@ def test_a_packed_model_ranks_the_same_over_another_vocabulary() -> None:
         there = rank_with(other, moved, signals, picks=5)
         assert [here.scores[p] for p in own] == [there.scores[p] for p in own]
         assert there.picks == here.picks
+    # A process that has met none of the words: each gets a column, stem and spelling.
+    model = readers[0][0]
+    fresh = Vocabulary()
+    moved = unpack(pack(model, corpus.vocabulary), fresh)
+    assert len(fresh.stems) == len(model.columns)
+    assert [fresh.stems[c] for c in moved.columns] == [
+        corpus.vocabulary.stems[c] for c in model.columns
+    ]
+    assert [fresh.surface[c] for c in moved.columns] == [corpus.surface[c] for c in model.columns]
+    assert moved.values.tolist() == model.values.tolist()
     empty = Model(np.zeros(0, np.int32), np.zeros(0, np.float32), 0.5)
     back = unpack(pack(empty, corpus.vocabulary), other.vocabulary)
     assert (back.bias, len(back.columns), len(back.values)) == (0.5, 0, 0)
