@@ -58,6 +58,7 @@ from bot.taste.features import Corpus, Vocabulary
 from bot.taste.model import pack, train, unpack
 from bot.taste.plan import Signals, examples, rank
 from digests.build import DigestPaper, Recipient, RecipientData, TopicInfo, WeekData, build_digest
+from digests.gcpause import gc_paused
 from digests.links import PublicLinks
 from digests.render import DigestRenderer, MailIdentity
 from digests.taste import fingerprint, tastes_of, train_all
@@ -283,13 +284,16 @@ def cost(docs: list[Doc], readers: int, rounds: int) -> None:
 
     cpu: dict[str, list[float]] = {"with ranking": [], "without": [], "job": []}
 
+    # Both cases as digests/schedule.py runs them: the cyclic collector paused while
+    # the batch is built and rendered (digests/gcpause.py).
     def plain() -> float:
         renderer = DigestRenderer(links=links, identity=identity)
         start, cpu_start = time.perf_counter(), time.process_time()
-        for d in data:
-            digest = build_digest(d, week, papers_per_topic=5)
-            assert digest is not None
-            renderer.render(digest)
+        with gc_paused():
+            for d in data:
+                digest = build_digest(d, week, papers_per_topic=5)
+                assert digest is not None
+                renderer.render(digest)
         cpu["without"].append(time.process_time() - cpu_start)
         return time.perf_counter() - start
 
@@ -337,16 +341,18 @@ def cost(docs: list[Doc], readers: int, rounds: int) -> None:
         restore()
         corpus = Corpus(own, models.vocabulary)
         corpus.add((p, by_id[p].text) for m in marks for p in m.ids)
-        tastes = tastes_of(list(zip(data, marks, strict=True)), week, Week(corpus), models=models)
-        built = []
-        for d, taste in zip(data, tastes, strict=True):
-            with_taste = RecipientData(d.recipient, d.follows, d.alerts, taste)
-            digest = build_digest(with_taste, week, papers_per_topic=5)
-            assert digest is not None
-            built.append(digest)
-        renderer.warm([d for d in built if d.missed])  # as digests/schedule.py does
-        for digest in built:
-            renderer.render(digest)
+        with gc_paused():  # as digests/taste.py `with_tastes` and digests/schedule.py
+            pairs = list(zip(data, marks, strict=True))
+            tastes = tastes_of(pairs, week, Week(corpus), models=models)
+            built = []
+            for d, taste in zip(data, tastes, strict=True):
+                with_taste = RecipientData(d.recipient, d.follows, d.alerts, taste)
+                digest = build_digest(with_taste, week, papers_per_topic=5)
+                assert digest is not None
+                built.append(digest)
+            renderer.warm([d for d in built if d.missed])  # as digests/schedule.py does
+            for digest in built:
+                renderer.render(digest)
         cpu["with ranking"].append(time.process_time() - cpu_start)
         return time.perf_counter() - start
 

@@ -29,6 +29,7 @@ from bot.taste.features import Corpus, IntArray
 from bot.taste.model import Model
 from bot.taste.plan import Ranking, Reason, Signals, learn
 from digests.build import DigestPaper, MissedPaper, RecipientData, Taste, WeekData
+from digests.gcpause import gc_paused
 
 MISSED = 5  # papers in "You may have missed"
 
@@ -181,7 +182,8 @@ async def with_tastes(
     if ready is None:
         return list(recipients)
     readers, corpus = ready
-    found = iter(tastes_of(readers, week, Week(corpus), models=models))
+    with gc_paused():
+        found = iter(tastes_of(readers, week, Week(corpus), models=models))
     await _store_fresh(session, models)
     marked = {d.recipient.id for d, _m in readers}
     out = []
