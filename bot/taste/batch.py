@@ -18,6 +18,7 @@ from bot.taste.features import Corpus, FloatArray, IntArray
 from bot.taste.model import Model
 from bot.taste.plan import (
     LIKE_AT,
+    REASON_WORDS,
     Pick,
     Ranking,
     Reason,
@@ -25,7 +26,6 @@ from bot.taste.plan import (
     Signals,
     best_rows,
     rank_with,
-    reason_words,
 )
 
 CHUNK = 512  # readers per product: bounds the scores in flight to CHUNK × papers
@@ -121,7 +121,7 @@ def _chunk(
         masked[owner, np.concatenate(hidden)] = -np.inf
     chosen = best_rows(corpus, scores, masked, limit)
     rows = [[r for _v, r in best] for best in chosen]
-    reasons = marks.reasons(dense, [m for m, _s in readers], rows, [s for _m, s in readers])
+    reasons = marks.reasons(dense, weights, rows, [s for _m, s in readers])
     ids = corpus.ids
     return [
         Ranking(
@@ -140,6 +140,7 @@ class _Marks:
 
     def __init__(self, week: Week, signals: Sequence[Signals]) -> None:
         self.corpus = week.corpus
+        self.week = week
         row = self.corpus.row
         ids = sorted({p for s in signals for p in s.more[:LIKED] if p in row})
         self.ids = ids
@@ -162,7 +163,7 @@ class _Marks:
     def reasons(
         self,
         dense: FloatArray,
-        models: Sequence[Model],
+        weights: npt.NDArray[np.float32],
         rows: Sequence[Sequence[int]],
         signals: Sequence[Signals],
     ) -> list[list[Reason]]:
@@ -201,14 +202,20 @@ class _Marks:
             best[has[alike]] = mark[at[alike]]
         out: list[list[Reason]] = []
         marks = iter(best.tolist())
-        corpus, like = self.corpus, self.like
-        for model, picked in zip(models, rows, strict=True):
+        like = self.like
+        for i, picked in enumerate(rows):
             out.append(
-                [
-                    like[m]
-                    if (m := next(marks)) >= 0
-                    else reason_words(corpus, model, corpus.ids[r])
-                    for r in picked
-                ]
+                [like[m] if (m := next(marks)) >= 0 else self._words(weights[i], r) for r in picked]
             )
         return out
+
+    def _words(self, weights: npt.NDArray[np.float32], row: int) -> Reason:
+        """`plan.reason_words` from the reader's weights over the week's used columns
+        (a pick's words are all among them): the same contributions, so the same words."""
+        corpus = self.corpus
+        lo, hi = int(corpus.indptr[row]), int(corpus.indptr[row + 1])
+        columns = corpus.indices[lo:hi]
+        contributions = weights[self.week.local(columns)].astype(np.float64) * corpus.data[lo:hi]
+        order = np.argsort(-contributions, kind="stable")[:REASON_WORDS].tolist()
+        surface = corpus.surface
+        return Reason(words=tuple(surface[int(columns[j])] for j in order if contributions[j] > 0))

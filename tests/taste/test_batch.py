@@ -81,14 +81,16 @@ def test_batched_rankings_equal_the_per_reader_path(monkeypatch: pytest.MonkeyPa
     assert week.dense is not None
     rankings = rank_many(week, readers, picks=5)
     assert len(rankings) == len(readers)
-    likes = 0
+    likes = words = 0
     for (model, signals), got in zip(readers, rankings, strict=True):
         alone = rank_with(corpus, model, signals, picks=5)
         _same(got, alone)
         assert got.picks  # every reader here has something to be offered
         assert not {p.paper_id for p in got.picks} & (signals.theirs | signals.seen)
         likes += sum(p.reason.like is not None for p in got.picks)
+        words += sum(bool(p.reason.words) for p in got.picks)
     assert likes  # reasons that name a marked paper are compared, not only word lists
+    assert words  # and word lists too
 
 
 def test_a_corpus_too_wide_for_the_dense_rows_ranks_reader_by_reader(
