@@ -17,7 +17,7 @@ from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -186,6 +186,14 @@ async def store_models(
                     "trained_at": stmt.excluded.trained_at,
                 },
             )
+        )
+
+
+async def forget_models(*, session: AsyncSession, person_ids: Collection[int]) -> None:
+    """Drop the stored models of these people (their marks were erased)."""
+    if person_ids:
+        await session.execute(
+            delete(TasteModel).where(col(TasteModel.person_id).in_(list(person_ids)))
         )
 
 
