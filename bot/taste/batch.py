@@ -47,6 +47,7 @@ class Week:
         self.width = len(used)
         self._local = np.full(len(corpus.vocab) + 1, -1, dtype=np.int64)
         self._local[used] = np.arange(self.width)
+        self._slot = np.where(self._local >= 0, self._local, self.width)
         self.dense: FloatArray | None = None
         self.single: npt.NDArray[np.float32] | None = None
         if n * self.width <= DENSE_LIMIT:
@@ -55,6 +56,10 @@ class Week:
             self.dense[np.repeat(np.arange(n), lengths), self._local[own]] = corpus.data[:end]
             self.single = self.dense.astype(np.float32)
         self._rows: dict[frozenset[str], IntArray] = {}
+
+    def slot(self, columns: IntArray) -> IntArray:
+        """`local`, with `width` (one past the used columns) where unused."""
+        return self._slot[np.minimum(columns, len(self._slot) - 1)]
 
     def local(self, columns: IntArray) -> IntArray:
         """Each vocabulary column's place among the used ones, -1 where unused."""
@@ -95,16 +100,17 @@ def _chunk(
     marks: _Marks | None,
 ) -> list[Ranking]:
     corpus = week.corpus
-    weights = np.zeros((len(readers), week.width), dtype=np.float32)
+    width = week.width
+    # One column more than the week uses: every word the week lacks lands there, so the
+    # weights go in with one flat scatter and no mask; the product leaves it out.
+    weights = np.zeros((len(readers), width + 1), dtype=np.float32)
     lengths = [len(m.columns) for m, _s in readers]
     if sum(lengths):
-        owner = np.repeat(np.arange(len(readers)), lengths)
-        at = week.local(np.concatenate([m.columns for m, _s in readers]))
-        values = np.concatenate([m.values for m, _s in readers])
-        inside = at >= 0
-        weights[owner[inside], at[inside]] = values[inside]
+        starts = np.repeat(np.arange(len(readers), dtype=np.int64) * (width + 1), lengths)
+        flat = starts + week.slot(np.concatenate([m.columns for m, _s in readers]))
+        weights.ravel()[flat] = np.concatenate([m.values for m, _s in readers])
     bias = np.array([m.bias for m, _s in readers], dtype=np.float32)
-    scores = weights @ single.T
+    scores = weights[:, :width] @ single.T
     scores += bias[:, None]
     if limit <= 0 or marks is None:
         return [Ranking(Scores(corpus, scores[i]), ()) for i in range(len(readers))]
