@@ -77,7 +77,7 @@ class Fragments:
     def remember(self, key: tuple[Any, ...], fragment: str) -> None:
         """Keep `fragment` as `key`, dropping the least recently used beyond the size."""
         self._cache[key] = fragment
-        self._keep_cut(fragment)
+        self.keep_cut(fragment)
         if len(self._cache) > self._cache_size:
             _, dropped = self._cache.popitem(last=False)
             # An equal fragment kept elsewhere only falls back to the search.
@@ -112,7 +112,7 @@ class Fragments:
             before, rendered, after = cut
             self.frames[frame_key] = (before, after)
             self.rows.update(zip(row_keys, rendered, strict=True))
-            self._keep_cut(before, after, *rendered)
+            self.keep_cut(before, after, *rendered)
         return [fragment]
 
     def keep_rows(
@@ -122,9 +122,10 @@ class Fragments:
         cut = split(fragment, ext, len(keys), **shape)
         if cut is not None:
             self.rows.update(zip(keys, cut[1], strict=True))
-            self._keep_cut(*cut[1])
+            self.keep_cut(*cut[1])
 
-    def _keep_cut(self, *kept: str) -> None:
+    def keep_cut(self, *kept: str) -> None:
+        """Remember `kept` fragments (and pieces of them) cut at the react slot."""
         for fragment in kept:
             self._cut[fragment] = tuple(fragment.split(REACT_SLOT))
 

@@ -25,18 +25,27 @@ class MissedSection:
         self._fragments = fragments
         self._data = data
         self._slots: dict[tuple[Any, ...], tuple[str, str]] = {}  # rows, cut at the slot
+        self._html: dict[str, str] = {}  # a reason -> escaped as the HTML part shows it
 
-    def render(self, digest: Digest, ext: str) -> str:
-        """The section of `digest` (which has missed papers) with its reasons in."""
-        reasons = [m.reason if ext == "txt" else _text_html(m.reason) for m in digest.missed]
+    def render(self, digest: Digest, ext: str) -> list[str]:
+        """The section of `digest` (which has missed papers) with its reasons in, as
+        pieces to join: the kept frame and row halves as they are (the renderer fills
+        the react token into kept pieces without searching them), the reasons between."""
+        if ext == "txt":
+            reasons = [m.reason for m in digest.missed]
+        else:  # readers share reasons ("like … that you marked"): each escaped once
+            html = self._html
+            reasons = [html.get(m.reason) or self._escaped(m.reason) for m in digest.missed]
         row_keys = [(ext, "missed", digest.week, m.paper.id) for m in digest.missed]
         frame = self._fragments.frames.get((ext, "missed", len(row_keys)))
         rows = [self._slotted(k) for k in row_keys]
         if frame is not None and all(r is not None for r in rows):
             # Each row split at its slot once per run, not the section per reader.
-            cut = [r for r in rows if r is not None]
-            body = "".join(a + why + b for (a, b), why in zip(cut, reasons, strict=True))
-            return frame[0] + body + frame[1]
+            out = [frame[0]]
+            for (a, b), why in zip((r for r in rows if r is not None), reasons, strict=True):
+                out += (a, why, b)
+            out.append(frame[1])
+            return out
         slotted = tuple(MissedPaper(m.paper, _WHY_SLOT) for m in digest.missed)
         missed = "".join(
             self._fragments.assembled(
@@ -50,7 +59,13 @@ class MissedSection:
             )
         )
         pieces = missed.split(_WHY_SLOT)
-        return pieces[0] + "".join(r + p for r, p in zip(reasons, pieces[1:], strict=True))
+        return [pieces[0] + "".join(r + p for r, p in zip(reasons, pieces[1:], strict=True))]
+
+    def _escaped(self, reason: str) -> str:
+        if len(self._html) > 65_536:
+            self._html.clear()  # word reasons are per reader: keep the memory bounded
+        found = self._html[reason] = _text_html(reason)
+        return found
 
     def _slotted(self, key: tuple[Any, ...]) -> tuple[str, str] | None:
         """A missed row, cut at its reason's slot (None: not rendered yet)."""
@@ -61,6 +76,7 @@ class MissedSection:
                 return None
             before, _, after = row.partition(_WHY_SLOT)
             found = self._slots[key] = (before, after)
+            self._fragments.keep_cut(before, after)  # filled by joins, like any kept piece
         return found
 
     def warm(self, digests: Sequence[Digest], ext: str) -> None:

@@ -162,7 +162,7 @@ class DigestRenderer:
         head = [
             cached((ext, key), name, ext, context, *args) for name, key, context, args in plan[0]
         ]
-        tail = [self._missed.render(digest, ext)] if digest.missed else []
+        tail = self._missed.render(digest, ext) if digest.missed else []
         tail += [
             cached((ext, key), name, ext, context, *args) for name, key, context, args in plan[1]
         ]

@@ -29,6 +29,7 @@ from bot.taste.features import Corpus
 from bot.timeutil import utcnow
 from bot.types import EmailStatus, MessageKind, Platform, TargetKind
 from digests.build import WeekData, build_digest
+from digests.gcpause import gc_paused
 from digests.links import DigestLinks
 from digests.load import load_recipients, load_week
 from digests.render import DigestRenderer, MailIdentity
@@ -160,28 +161,31 @@ async def enqueue_for_people(
         week=data_week,
         corpus_of=lambda: weeks.corpus(session, week),
     )
-    built = [
-        build_digest(data, data_week, papers_per_topic=settings.digest_papers_per_topic)
-        for data in recipients
-    ]
-    # Ranked digests share rows, not sections: render the rows they need in a few passes.
-    renderer.warm([d for d in built if d is not None and d.missed])
-    for data, digest in zip(recipients, built, strict=True):
-        if digest is None:
-            run.quiet_skipped += 1
-            continue
-        payload = renderer.render(digest)
-        target = targets[data.recipient.id]
-        if dry_run:
-            run.enqueued += 1
-            continue
-        run.enqueued += await enqueue(
-            session=session,
-            target_id=target.id or 0,
-            kind=MessageKind.DIGEST,
-            key=keys[data.recipient.id],
-            payload=payload,
-        )
+    # One batch's digests are built, rendered and enqueued with the collector paused
+    # (digests/gcpause.py): a bounded stretch, one batch of people.
+    with gc_paused():
+        built = [
+            build_digest(data, data_week, papers_per_topic=settings.digest_papers_per_topic)
+            for data in recipients
+        ]
+        # Ranked digests share rows, not sections: render the rows they need in a few passes.
+        renderer.warm([d for d in built if d is not None and d.missed])
+        for data, digest in zip(recipients, built, strict=True):
+            if digest is None:
+                run.quiet_skipped += 1
+                continue
+            payload = renderer.render(digest)
+            target = targets[data.recipient.id]
+            if dry_run:
+                run.enqueued += 1
+                continue
+            run.enqueued += await enqueue(
+                session=session,
+                target_id=target.id or 0,
+                kind=MessageKind.DIGEST,
+                key=keys[data.recipient.id],
+                payload=payload,
+            )
     return run
 
 

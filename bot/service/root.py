@@ -53,6 +53,7 @@ from bot.types import Match, Platform
 from bot.web.app import build_health_app, build_web_app
 from digests.links import links_for
 from digests.schedule import enqueue_due_digests
+from digests.training import train_marked
 
 if TYPE_CHECKING:
     from bot.platforms.transport import AiohttpTransport
@@ -168,6 +169,11 @@ class Papertide:
             return await enqueue_due_digests(
                 session=session, now=now, settings=self.settings, links=links_for(self.settings)
             )
+
+    async def train_tastes(self, now: datetime) -> int:
+        """The scheduler's training job: the ranking models of people who reacted."""
+        async with self.store.sessions() as session:
+            return await train_marked(session=session, now=now, settings=self.settings)
 
     # --- delivery ---------------------------------------------------------------------------
 
@@ -316,6 +322,7 @@ class Papertide:
             leader=self.leader,
             poll_source=self._poll_job,
             run_due_digests=self.enqueue_due_digests,
+            train_tastes=self.train_tastes,
         )
         pieces: list[Awaitable[None]] = [
             self.leader.run(stop),

@@ -27,10 +27,12 @@ log = logging.getLogger(__name__)
 
 PollSource = Callable[[str], Awaitable[None]]
 RunDueDigests = Callable[[datetime], Awaitable[int]]
+TrainTastes = Callable[[datetime], Awaitable[int]]
 
 ARXIV_RSS = "arxiv-rss"
 STARTUP_DELAY_SECONDS = 5.0
 MISFIRE_GRACE_SECONDS = 900
+TASTE_MINUTES = 5  # a reaction's model is trained within this, long before the digest
 
 
 def arxiv_rss_trigger() -> CronTrigger:
@@ -58,10 +60,12 @@ def build_scheduler(
     leader: Leadership,
     poll_source: PollSource,
     run_due_digests: RunDueDigests,
+    train_tastes: TrainTastes | None = None,
     now: datetime | None = None,
     startup_delay: float = STARTUP_DELAY_SECONDS,
 ) -> AsyncIOScheduler:
-    """An AsyncIOScheduler (not started) with one poll job per source and the digest tick."""
+    """An AsyncIOScheduler (not started) with one poll job per source, the digest tick
+    and, given `train_tastes`, the ranking models' training (digests/training.py)."""
     now = now or utcnow()
     scheduler = AsyncIOScheduler(
         timezone=UTC,
@@ -89,6 +93,15 @@ def build_scheduler(
         name="digest tick",
         next_run_time=first,
     )
+    if train_tastes is not None:
+        scheduler.add_job(
+            _taste_job,
+            IntervalTrigger(minutes=TASTE_MINUTES),
+            args=(leader, train_tastes),
+            id="tastes",
+            name="train ranking models",
+            next_run_time=first,
+        )
     return scheduler
 
 
@@ -110,3 +123,13 @@ async def _digest_job(leader: Leadership, run_due_digests: RunDueDigests) -> Non
         log.info("scheduler.digests", extra={"enqueued": sent})
     except Exception:
         log.exception("scheduler.digests_failed")
+
+
+async def _taste_job(leader: Leadership, train_tastes: TrainTastes) -> None:
+    if not leader.is_leader:
+        return
+    try:
+        await train_tastes(utcnow())
+    except Exception:
+        # The next run retries: whoever is still due (bot/subscriptions/taste.py).
+        log.exception("scheduler.tastes_failed")

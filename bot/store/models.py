@@ -10,7 +10,7 @@ import secrets
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Column, Float, Index, Text, UniqueConstraint
+from sqlalchemy import Column, Float, Index, LargeBinary, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from bot.store.columns import JSONType, UTCDateTime
@@ -239,6 +239,19 @@ class Reaction(SQLModel, table=True):
     leaning: int  # bot.types.Leaning: +1 more like this, -1 less
     via: str = Field(max_length=16)  # where it was given: slack, discord, email, chat…
     created_at: datetime = _when(nullable=False)
+
+
+class TasteModel(SQLModel, table=True):
+    """A person's ranking model (bot/taste), kept for the signals it was trained on
+    (`fingerprint`: their marks, follows and alerts), so a digest run, in any process
+    and after a restart, trains only the people whose signals changed since."""
+
+    __tablename__ = "taste_model"
+
+    person_id: int = Field(foreign_key="person.id", primary_key=True, ondelete="CASCADE")
+    fingerprint: str = Field(max_length=64)  # sha256, hex, of the signals
+    model: bytes = Field(sa_column=Column(LargeBinary(), nullable=False))  # model.pack
+    trained_at: datetime = _when(nullable=False)
 
 
 class OutboxRow(SQLModel, table=True):

@@ -27,7 +27,7 @@ from bot.ingest.sources.arxiv_ids import find_id, split_id
 from bot.outbox.targets import find_target, get_or_create_target
 from bot.store.models import Paper, Person, Reaction, Target
 from bot.store.records import paper_url
-from bot.subscriptions import people, reactions
+from bot.subscriptions import people, reactions, taste
 from bot.types import Leaning, Platform, TargetKind
 
 MAX_PAPER_ID = 128  # the `paper.id` column's length
@@ -225,7 +225,9 @@ async def undo_for_person(
 
 
 async def erase_for_person(*, session: AsyncSession, person: Person) -> int:
-    """The manage page's "Erase all reactions": every target the person owns."""
+    """The manage page's "Erase all reactions": every target the person owns, and the
+    ranking model learned from them."""
     assert person.id is not None
     ids = await reactions.person_target_ids(session=session, person_id=person.id)
+    await taste.forget_models(session=session, person_ids=[person.id])
     return await reactions.erase_reactions(session=session, target_ids=ids)

@@ -1,34 +1,51 @@
 """A person's taste, read from the store: their marks (bot/subscriptions/reactions.py),
 what they follow and what their alerts caught, and the papers' text as a
-`bot.taste.Corpus`. Read → plan (`bot.taste.plan.rank`, pure) → an answer; nothing is
-written to the store. Models are trained when needed (the digest run in the worker,
-`/papers suggest`), never in ingest; the process keeps one vocabulary and the digest
-readers' models (`memory()`), so a reader whose signals did not change since the last
-digest run is not retrained.
+`bot.taste.Corpus`. Read → plan (`bot.taste.plan.rank`, pure) → an answer. Models are
+trained when needed (the digest run in the worker, `/papers suggest`), never in ingest;
+the process keeps one vocabulary and the digest readers' models (`memory()`), and the
+`taste_model` table's one writer is here (`store_models`): a model is kept with the
+fingerprint of the signals it learned from, so no process, nor this one after a
+restart, trains a reader again until their signals change.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from bot.outbox.queue import message_key
-from bot.store.models import Alert, AlertMatch, OutboxRow, Paper, PaperTopic, Subscription, Target
+from bot.store.dialect import dialect_insert
+from bot.store.models import (
+    Alert,
+    AlertMatch,
+    OutboxRow,
+    Paper,
+    PaperTopic,
+    Person,
+    Reaction,
+    Subscription,
+    Target,
+    TasteModel,
+)
 from bot.store.records import paper_url
 from bot.subscriptions.reactions import ReactionRecord, reactions_of
 from bot.taste.cache import Models
 from bot.taste.features import Corpus, Vocabulary
-from bot.taste.plan import Signals, rank
-from bot.types import Leaning, MessageKind
+from bot.taste.model import Model, pack, unpack
+from bot.taste.plan import MIN_MARKS, Signals, rank
+from bot.timeutil import utcnow
+from bot.types import EmailStatus, Leaning, MessageKind
 
 CHUNK = 1000  # ids per IN (…) list
+WRITE_CHUNK = 200  # models per INSERT (a model is a few KB)
 WEEK = timedelta(days=7)
 MAX_CORPUS = 3000  # newest papers of the week `/papers suggest` considers
 SUGGESTIONS = 5
@@ -94,6 +111,90 @@ async def add_marked(*, session: AsyncSession, corpus: Corpus, marks: Iterable[M
     missing = {p for m in marks for p in m.ids if p not in corpus.row}
     if missing:
         corpus.add(await paper_texts(session=session, paper_ids=missing))
+
+
+def model_key(fingerprint: Hashable) -> str:
+    """A fingerprint as stored: sha256 of its repr (callers build it from strings,
+    ints and tuples only, so the repr is the same in every process)."""
+    return hashlib.sha256(repr(fingerprint).encode()).hexdigest()
+
+
+async def stored_models(
+    *, session: AsyncSession, wanted: Mapping[int, str], vocabulary: Vocabulary
+) -> dict[int, Model]:
+    """The stored models of the people in `wanted` whose stored fingerprint is the one
+    wanted (`model_key`), over `vocabulary`."""
+    ids = sorted(wanted)
+    found: dict[int, Model] = {}
+    for i in range(0, len(ids), CHUNK):
+        rows = await session.execute(
+            select(
+                col(TasteModel.person_id), col(TasteModel.fingerprint), col(TasteModel.model)
+            ).where(col(TasteModel.person_id).in_(ids[i : i + CHUNK]))
+        )
+        for pid, key, blob in rows:
+            if wanted[pid] == key:
+                found[pid] = unpack(blob, vocabulary)
+    return found
+
+
+async def people_to_train(*, session: AsyncSession) -> list[int]:
+    """Digest recipients (confirmed) with enough marks to learn from who reacted since
+    their model was stored, or have none stored: whom the training job trains."""
+    newest = (
+        select(col(Target.person_id).label("person_id"), func.max(Reaction.created_at).label("at"))
+        .join(Reaction, col(Reaction.target_id) == col(Target.id))
+        .where(col(Target.person_id).is_not(None))
+        .group_by(col(Target.person_id))
+        .having(func.count() >= MIN_MARKS)
+        .subquery()
+    )
+    rows = await session.scalars(
+        select(newest.c.person_id)
+        .join(Person, col(Person.id) == newest.c.person_id)
+        .outerjoin(TasteModel, col(TasteModel.person_id) == newest.c.person_id)
+        .where(
+            col(Person.email_status) == EmailStatus.CONFIRMED,
+            or_(col(TasteModel.person_id).is_(None), newest.c.at > col(TasteModel.trained_at)),
+        )
+        .order_by(newest.c.person_id)
+    )
+    return [int(p) for p in rows]
+
+
+async def store_models(
+    *,
+    session: AsyncSession,
+    models: Sequence[tuple[int, str, Model]],
+    vocabulary: Vocabulary,
+) -> None:
+    """Keep each (person, fingerprint key, model), replacing what they had. The caller
+    commits (a digest run, with the batch it enqueued)."""
+    now = utcnow()
+    rows = [
+        {"person_id": pid, "fingerprint": key, "model": pack(model, vocabulary), "trained_at": now}
+        for pid, key, model in models
+    ]
+    for i in range(0, len(rows), WRITE_CHUNK):
+        stmt = dialect_insert(session, TasteModel).values(rows[i : i + WRITE_CHUNK])
+        await session.execute(
+            stmt.on_conflict_do_update(
+                index_elements=["person_id"],
+                set_={
+                    "fingerprint": stmt.excluded.fingerprint,
+                    "model": stmt.excluded.model,
+                    "trained_at": stmt.excluded.trained_at,
+                },
+            )
+        )
+
+
+async def forget_models(*, session: AsyncSession, person_ids: Collection[int]) -> None:
+    """Drop the stored models of these people (their marks were erased)."""
+    if person_ids:
+        await session.execute(
+            delete(TasteModel).where(col(TasteModel.person_id).in_(list(person_ids)))
+        )
 
 
 async def marks_by_person(

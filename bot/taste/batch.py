@@ -18,6 +18,7 @@ from bot.taste.features import Corpus, FloatArray, IntArray
 from bot.taste.model import Model
 from bot.taste.plan import (
     LIKE_AT,
+    REASON_WORDS,
     Pick,
     Ranking,
     Reason,
@@ -25,7 +26,6 @@ from bot.taste.plan import (
     Signals,
     best_rows,
     rank_with,
-    reason_words,
 )
 
 CHUNK = 512  # readers per product: bounds the scores in flight to CHUNK × papers
@@ -47,6 +47,7 @@ class Week:
         self.width = len(used)
         self._local = np.full(len(corpus.vocab) + 1, -1, dtype=np.int64)
         self._local[used] = np.arange(self.width)
+        self._slot = np.where(self._local >= 0, self._local, self.width)
         self.dense: FloatArray | None = None
         self.single: npt.NDArray[np.float32] | None = None
         if n * self.width <= DENSE_LIMIT:
@@ -55,6 +56,10 @@ class Week:
             self.dense[np.repeat(np.arange(n), lengths), self._local[own]] = corpus.data[:end]
             self.single = self.dense.astype(np.float32)
         self._rows: dict[frozenset[str], IntArray] = {}
+
+    def slot(self, columns: IntArray) -> IntArray:
+        """`local`, with `width` (one past the used columns) where unused."""
+        return self._slot[np.minimum(columns, len(self._slot) - 1)]
 
     def local(self, columns: IntArray) -> IntArray:
         """Each vocabulary column's place among the used ones, -1 where unused."""
@@ -95,16 +100,17 @@ def _chunk(
     marks: _Marks | None,
 ) -> list[Ranking]:
     corpus = week.corpus
-    weights = np.zeros((len(readers), week.width), dtype=np.float32)
+    width = week.width
+    # One column more than the week uses: every word the week lacks lands there, so the
+    # weights go in with one flat scatter and no mask; the product leaves it out.
+    weights = np.zeros((len(readers), width + 1), dtype=np.float32)
     lengths = [len(m.columns) for m, _s in readers]
     if sum(lengths):
-        owner = np.repeat(np.arange(len(readers)), lengths)
-        at = week.local(np.concatenate([m.columns for m, _s in readers]))
-        values = np.concatenate([m.values for m, _s in readers])
-        inside = at >= 0
-        weights[owner[inside], at[inside]] = values[inside]
+        starts = np.repeat(np.arange(len(readers), dtype=np.int64) * (width + 1), lengths)
+        flat = starts + week.slot(np.concatenate([m.columns for m, _s in readers]))
+        weights.ravel()[flat] = np.concatenate([m.values for m, _s in readers])
     bias = np.array([m.bias for m, _s in readers], dtype=np.float32)
-    scores = weights @ single.T
+    scores = weights[:, :width] @ single.T
     scores += bias[:, None]
     if limit <= 0 or marks is None:
         return [Ranking(Scores(corpus, scores[i]), ()) for i in range(len(readers))]
@@ -120,50 +126,102 @@ def _chunk(
         owner = np.repeat(np.array(whose, dtype=np.int64), [len(h) for h in hidden])
         masked[owner, np.concatenate(hidden)] = -np.inf
     chosen = best_rows(corpus, scores, masked, limit)
-    out = []
-    for i, (model, signals) in enumerate(readers):
-        rows = [r for _v, r in chosen[i]]
-        reasons = marks.reasons(dense, model, rows, signals)
-        found = tuple(
-            Pick(corpus.ids[r], v, why) for (v, r), why in zip(chosen[i], reasons, strict=True)
+    rows = [[r for _v, r in best] for best in chosen]
+    reasons = marks.reasons(dense, weights, rows, [s for _m, s in readers])
+    ids = corpus.ids
+    return [
+        Ranking(
+            Scores(corpus, scores[i]),
+            tuple(Pick(ids[r], v, why) for (v, r), why in zip(best, why_i, strict=True)),
         )
-        out.append(Ranking(Scores(corpus, scores[i]), found))
-    return out
+        for i, (best, why_i) in enumerate(zip(chosen, reasons, strict=True))
+    ]
 
 
 class _Marks:
-    """The liked marks of the readers as dense rows over the week's used columns
-    (a pick only has those, so a mark's other words add nothing to a cosine)."""
+    """The liked marks of the readers over the week's used columns, each as its (at
+    most MAX_TERMS) entries padded to one width: a pick only has those columns, so a
+    mark's other words add nothing to a cosine, and a cosine is a sum over the mark's
+    entries, not a product over every column of the week."""
 
     def __init__(self, week: Week, signals: Sequence[Signals]) -> None:
         self.corpus = week.corpus
+        self.week = week
         row = self.corpus.row
         ids = sorted({p for s in signals for p in s.more[:LIKED] if p in row})
+        self.ids = ids
         self.at = {p: i for i, p in enumerate(ids)}
-        self.dense = np.zeros((len(ids), week.width), dtype=np.float64)
+        self.like = [Reason(like=p) for p in ids]  # one per mark, shared by every pick
+        self.columns = np.zeros((len(ids), 1), dtype=np.int32)
+        self.values = np.zeros((len(ids), 1), dtype=np.float64)
         if ids:
             owner, columns, values = self.corpus.gather(ids)
+            starts = np.searchsorted(owner, np.arange(len(ids)))
+            slot = np.arange(len(owner)) - starts[owner]
+            width = int(slot.max()) + 1 if len(slot) else 1
             local = week.local(columns)
-            inside = local >= 0
-            self.dense[owner[inside], local[inside]] = values[inside]
+            inside = local >= 0  # a word the week's papers lack: zero in every pick
+            self.columns = np.zeros((len(ids), width), dtype=np.int32)
+            self.values = np.zeros((len(ids), width), dtype=np.float64)
+            self.columns[owner[inside], slot[inside]] = local[inside]
+            self.values[owner[inside], slot[inside]] = values[inside]
 
     def reasons(
-        self, dense: FloatArray, model: Model, rows: list[int], signals: Signals
-    ) -> list[Reason]:
-        """`plan.explain` of the picks at corpus `rows`."""
-        if not rows:
-            return []
-        liked = [p for p in signals.more[:LIKED] if p in self.at]
-        best: list[int] = []
-        top: list[float] = []
-        if liked:
-            cosines = dense[rows] @ self.dense[[self.at[p] for p in liked]].T
-            best = np.argmax(cosines, axis=1).tolist()  # the first (newest) among equals
-            top = cosines[np.arange(len(rows)), best].tolist()
-        out = []
-        for j, r in enumerate(rows):
-            if liked and top[j] >= LIKE_AT:
-                out.append(Reason(like=liked[best[j]]))
-            else:
-                out.append(reason_words(self.corpus, model, self.corpus.ids[r]))
+        self,
+        dense: FloatArray,
+        weights: npt.NDArray[np.float32],
+        rows: Sequence[Sequence[int]],
+        signals: Sequence[Signals],
+    ) -> list[list[Reason]]:
+        """`plan.explain` of each reader's picks at corpus `rows[i]`, for a chunk at once:
+        every (pick, liked mark) cosine in one gather, the best mark per pick by a
+        segmented max (the first, newest, among equals)."""
+        liked = [[self.at[p] for p in s.more[:LIKED] if p in self.at] for s in signals]
+        n_liked = np.array([len(x) for x in liked], dtype=np.int64)
+        n_picks = np.array([len(r) for r in rows], dtype=np.int64)
+        pick_row = np.array([r for rs in rows for r in rs], dtype=np.int64)
+        pick_owner = np.repeat(np.arange(len(rows)), n_picks)
+        flat = np.array([m for x in liked for m in x], dtype=np.int64)
+        first = np.cumsum(n_liked) - n_liked  # each reader's first liked in `flat`
+        per_pick = n_liked[pick_owner]
+        best = np.full(len(pick_row), -1, dtype=np.int64)  # the liked mark, -1: words
+        if per_pick.sum():
+            pair_pick = np.repeat(np.arange(len(pick_row)), per_pick)
+            offsets = np.cumsum(per_pick) - per_pick
+            mark = flat[
+                np.arange(int(per_pick.sum())) + np.repeat(first[pick_owner] - offsets, per_pick)
+            ]
+            # Flat int32 positions in the week's rows (n × width <= DENSE_LIMIT < 2³¹):
+            # one `take`, half the index memory of a 2-D fancy index.
+            at_pick = (pick_row[pair_pick] * dense.shape[1]).astype(np.int32)
+            flat_at = self.columns[mark]
+            flat_at += at_pick[:, None]
+            picks = dense.ravel().take(flat_at)
+            cosines = np.einsum("pk,pk->p", picks, self.values[mark])
+            has = np.flatnonzero(per_pick)
+            starts = offsets[has]
+            top = np.maximum.reduceat(cosines, starts)
+            ends = np.repeat(top, per_pick[has])
+            where = np.where(cosines == ends, np.arange(len(cosines)), len(cosines))
+            at = np.minimum.reduceat(where, starts)
+            alike = top >= LIKE_AT
+            best[has[alike]] = mark[at[alike]]
+        out: list[list[Reason]] = []
+        marks = iter(best.tolist())
+        like = self.like
+        for i, picked in enumerate(rows):
+            out.append(
+                [like[m] if (m := next(marks)) >= 0 else self._words(weights[i], r) for r in picked]
+            )
         return out
+
+    def _words(self, weights: npt.NDArray[np.float32], row: int) -> Reason:
+        """`plan.reason_words` from the reader's weights over the week's used columns
+        (a pick's words are all among them): the same contributions, so the same words."""
+        corpus = self.corpus
+        lo, hi = int(corpus.indptr[row]), int(corpus.indptr[row + 1])
+        columns = corpus.indices[lo:hi]
+        contributions = weights[self.week.local(columns)].astype(np.float64) * corpus.data[lo:hi]
+        order = np.argsort(-contributions, kind="stable")[:REASON_WORDS].tolist()
+        surface = corpus.surface
+        return Reason(words=tuple(surface[int(columns[j])] for j in order if contributions[j] > 0))

@@ -23,6 +23,27 @@ class Models:
         self._kept: OrderedDict[Hashable, tuple[Hashable, Model]] = OrderedDict()
         self._limit = limit
         self.trained = 0  # models trained through `get_or_train`, for tests and logs
+        # Trained here since the last `take_fresh`: the caller stores them, so another
+        # process (or this one after a restart) finds them instead of training.
+        self._fresh: dict[Hashable, tuple[Hashable, Model]] = {}
+
+    def held(self, reader: Hashable) -> Hashable | None:
+        """The fingerprint of the reader's kept model (None: none kept)."""
+        found = self._kept.get(reader)
+        return None if found is None else found[0]
+
+    def keep(self, reader: Hashable, fingerprint: Hashable, model: Model) -> None:
+        """Keep a model trained elsewhere (stored) for `fingerprint`."""
+        self._kept[reader] = (fingerprint, model)
+        self._kept.move_to_end(reader)
+        if len(self._kept) > self._limit:
+            self._kept.popitem(last=False)
+
+    def take_fresh(self) -> list[tuple[Hashable, Hashable, Model]]:
+        """(reader, fingerprint, model) of the models trained since the last call."""
+        fresh = [(r, f, m) for r, (f, m) in self._fresh.items()]
+        self._fresh.clear()
+        return fresh
 
     def get_or_train(
         self, reader: Hashable, fingerprint: Hashable, train: Callable[[], Model | None]
@@ -37,11 +58,12 @@ class Models:
         self.trained += 1
         if model is None:
             self._kept.pop(reader, None)
+            self._fresh.pop(reader, None)
             return None
-        self._kept[reader] = (fingerprint, model)
-        self._kept.move_to_end(reader)
-        if len(self._kept) > self._limit:
-            self._kept.popitem(last=False)
+        self.keep(reader, fingerprint, model)
+        if len(self._fresh) >= self._limit:
+            self._fresh.clear()  # nobody takes them (a bench, a test): stay bounded
+        self._fresh[reader] = (fingerprint, model)
         return model
 
     def __len__(self) -> int:

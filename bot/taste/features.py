@@ -44,6 +44,7 @@ class Vocabulary:
     def __init__(self, remember: int = 30_000) -> None:
         self.columns: dict[str, int] = {}
         self.surface: list[str] = []  # column -> the word as a paper first spelled it
+        self.stems: list[str] = []  # column -> its stem (a stored model names its words)
         self._counts: dict[tuple[str, int], tuple[IntArray, IntArray]] = {}
         self._remember = remember
 
@@ -53,6 +54,7 @@ class Vocabulary:
         if found is None:
             found = self.columns[term] = len(self.surface)
             self.surface.append(word)
+            self.stems.append(term)
         return found
 
     def counts(self, paper_id: str, text: str) -> tuple[IntArray, IntArray]:
@@ -105,8 +107,7 @@ class Corpus:
         self._indices: list[IntArray] = []
         self._data: list[FloatArray] = []
         self._size = 0
-        for pid, (columns, n) in counted:
-            self._append(pid, columns, n)
+        self._append(counted)
         self._freeze()
 
     @property
@@ -127,23 +128,41 @@ class Corpus:
         df = int(self._df[column]) if column < len(self._df) else 0
         return math.log((1 + self.n_docs) / (1 + (df or 1))) + 1.0
 
-    def _append(self, pid: str, columns: IntArray, n: IntArray) -> None:
-        if columns.size and int(columns[-1]) >= len(self._idf):
+    def _append(self, counted: list[tuple[str, tuple[IntArray, IntArray]]]) -> None:
+        """Append the rows of `counted` papers: (id, (columns, how often)) each. All
+        papers' weights and top terms at once, each row as one paper alone would get."""
+        if not counted:
+            return
+        lengths = np.fromiter((len(c) for _p, (c, _n) in counted), np.int64, len(counted))
+        columns = np.concatenate([c for _p, (c, _n) in counted])
+        if columns.size and int(columns.max()) >= len(self._idf):
             self._idf = np.concatenate(
                 [self._idf, np.full(len(self.surface) - len(self._idf), self.idf(len(self._df)))]
             )
+        n = np.concatenate([n for _p, (_c, n) in counted])
         weights = (1.0 + np.log(n)) * self._idf[columns]
-        # The MAX_TERMS highest weights, the lower column first among equals.
-        top = np.lexsort((columns, -weights))[:MAX_TERMS]
-        top.sort()  # columns ascend, so positions do too
-        kept = weights[top]
-        norm = math.sqrt(float(kept @ kept)) or 1.0
-        self.row[pid] = len(self.ids)
-        self.ids.append(pid)
-        self._indices.append(columns[top])
-        self._data.append(kept / norm)
-        self._size += len(top)
-        self._indptr.append(self._size)
+        # Per paper, the MAX_TERMS highest weights, the lower column first among equals;
+        # kept in place, so columns still ascend within a row.
+        owner = np.repeat(np.arange(len(counted)), lengths)
+        order = np.lexsort((columns, -weights, owner))
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order)) - (np.cumsum(lengths) - lengths)[owner[order]]
+        keep = rank < MAX_TERMS
+        kept, kept_columns = weights[keep], columns[keep]
+        sizes = np.bincount(owner[keep], minlength=len(counted))
+        ends = np.cumsum(sizes)
+        # Each norm as a row alone computes it (one dot each: the same rounding).
+        norms = np.ones(len(counted))
+        for i, (lo, hi) in enumerate(zip((ends - sizes).tolist(), ends.tolist(), strict=True)):
+            part = kept[lo:hi]
+            norms[i] = math.sqrt(float(part @ part)) or 1.0
+        for pid, _c in counted:
+            self.row[pid] = len(self.ids)
+            self.ids.append(pid)
+        self._indices.append(kept_columns)
+        self._data.append(kept / np.repeat(norms, sizes))
+        self._indptr += (ends + self._size).tolist()
+        self._size += int(ends[-1])
 
     def _freeze(self) -> None:
         self.indptr: IntArray = np.asarray(self._indptr, dtype=np.int64)
@@ -165,12 +184,14 @@ class Corpus:
 
     def add(self, papers: Iterable[tuple[str, str]]) -> None:
         """Append papers not in the corpus yet (their idf is the corpus's)."""
-        added = False
+        counted = []
+        new: set[str] = set()
         for pid, text in papers:
-            if pid not in self.row:
-                self._append(pid, *self.vocabulary.counts(pid, text))
-                added = True
-        if added:
+            if pid not in self.row and pid not in new:
+                new.add(pid)
+                counted.append((pid, self.vocabulary.counts(pid, text)))
+        if counted:
+            self._append(counted)
             self._freeze()
 
     def vector(self, pid: str) -> tuple[IntArray, FloatArray]:

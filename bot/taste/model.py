@@ -21,13 +21,14 @@ the intercept is a constant feature, regularised like the rest.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from bot.taste.features import Corpus, FloatArray, IntArray
+from bot.taste.features import Corpus, FloatArray, IntArray, Vocabulary
 
 RIDGE = 1.0  # λ: with unit-length rows, 1.0 keeps weights small for a handful of marks
 # Weights kept per model, the largest |w|: bounds a cached model's memory (a reader's
@@ -100,3 +101,38 @@ def train(corpus: Corpus, examples: Sequence[Example], *, ridge: float = RIDGE) 
         strongest = np.argpartition(-np.abs(weights[used]), MAX_WEIGHTS - 1)[:MAX_WEIGHTS]
         used = np.sort(used[strongest])
     return Model(used.astype(np.int32), weights[used].astype(np.float32), float(alpha.sum()))
+
+
+_HEAD = struct.Struct("<dII")  # bias, bytes of the stems, bytes of their spellings
+
+
+def pack(model: Model, vocabulary: Vocabulary) -> bytes:
+    """The model in words, not columns (a column means a word of one process's
+    vocabulary only): bias, each weight's stem, then their spellings (needed only for
+    a word the reading process has not met), the weights in float32."""
+    columns = model.columns.tolist()
+    stems = "\n".join([vocabulary.stems[c] for c in columns]).encode()
+    spelled = "\n".join([vocabulary.surface[c] for c in columns]).encode()
+    values = model.values.astype("<f4").tobytes()
+    return _HEAD.pack(model.bias, len(stems), len(spelled)) + stems + spelled + values
+
+
+def unpack(blob: bytes, vocabulary: Vocabulary) -> Model:
+    """`pack`'s model over `vocabulary`'s columns (its new words get new columns): the
+    same weight on the same word, so the same scores."""
+    bias, n_stems, n_spelled = _HEAD.unpack_from(blob)
+    at = _HEAD.size
+    values = np.frombuffer(blob, dtype="<f4", offset=at + n_stems + n_spelled).astype(np.float32)
+    if not len(values):
+        return Model(np.zeros(0, dtype=np.int32), values, bias)
+    stems = blob[at : at + n_stems].decode().split("\n")
+    found = list(map(vocabulary.columns.get, stems))  # one dict lookup a word, in C
+    if None in found:
+        spelled = blob[at + n_stems : at + n_stems + n_spelled].decode().split("\n")
+        found = [
+            c if c is not None else vocabulary.column(stem, word)
+            for c, stem, word in zip(found, stems, spelled, strict=True)
+        ]
+    columns = np.array(found, dtype=np.int32)
+    order = np.argsort(columns, kind="stable")
+    return Model(columns[order], values[order], bias)

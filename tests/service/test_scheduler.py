@@ -130,3 +130,40 @@ async def test_jobs_coalesce_never_overlap_and_run_only_in_the_leader(sqlite_url
         standby.shutdown(wait=False)
         await engine.dispose()
     assert polled == []
+
+
+async def test_the_ranking_models_are_trained_every_few_minutes_by_the_leader(
+    sqlite_url: str,
+) -> None:
+    settings = Settings(database_url=sqlite_url, sources=["sample"])
+    engine = create_engine(sqlite_url)
+    trained: list[datetime] = []
+
+    async def nothing(_arg: object) -> int:
+        return 0
+
+    async def train_tastes(now: datetime) -> int:
+        trained.append(now)
+        return 0
+
+    leader = Leadership(engine)
+    for is_leader in (True, False):
+        leader.is_leader = is_leader
+        scheduler = build_scheduler(settings=settings, leader=leader, poll_source=nothing,
+                                    run_due_digests=nothing, train_tastes=train_tastes,
+                                    startup_delay=0.0)  # fmt: skip
+        scheduler.start()
+        job = scheduler.get_job("tastes")
+        assert job is not None
+        assert isinstance(job.trigger, IntervalTrigger)
+        assert job.trigger.interval.total_seconds() == 300
+        assert job.max_instances == 1
+        try:
+            if is_leader:
+                await _until(lambda: len(trained) == 1)
+            else:
+                await asyncio.sleep(0.5)
+        finally:
+            scheduler.shutdown(wait=False)
+    await engine.dispose()
+    assert len(trained) == 1  # the standby's run did nothing

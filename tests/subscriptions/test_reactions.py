@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
+import numpy as np
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.outbox.targets import get_or_create_target
 from bot.store.models import Paper, Person, Target
+from bot.subscriptions.marking import erase_for_person
 from bot.subscriptions.reactions import (
     erase_reactions,
     person_target_ids,
@@ -15,6 +17,9 @@ from bot.subscriptions.reactions import (
     reactions_of,
     unreact,
 )
+from bot.subscriptions.taste import store_models
+from bot.taste.features import Vocabulary
+from bot.taste.model import Model
 from bot.timeutil import utcnow
 from bot.types import Leaning, Platform, TargetKind
 from tests.conftest import count_rows
@@ -93,4 +98,27 @@ async def test_concurrent_clicks_leave_one_row_and_erase_forgets_a_person(
         assert owned == [user.id]
         assert await erase_reactions(session=session, target_ids=owned) == 2
         assert await erase_reactions(session=session, target_ids=[]) == 0
+    assert await count_rows(sessions, "reaction") == 0
+
+
+async def test_erasing_a_persons_reactions_erases_their_stored_model(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    user, _channel = await _setup(sessions)
+    assert user.id is not None
+    assert user.person_id is not None
+    vocabulary = Vocabulary()
+    model = Model(np.array([vocabulary.column("graph", "graphs")], dtype=np.int32),
+                  np.array([0.5], dtype=np.float32), 0.1)  # fmt: skip
+    async with sessions() as session, session.begin():
+        await react(session=session, target_id=user.id, paper_id="2611.00001",
+                    leaning=Leaning.MORE, via="slack")  # fmt: skip
+        await store_models(session=session, models=[(user.person_id, "k", model)],
+                           vocabulary=vocabulary)  # fmt: skip
+    assert await count_rows(sessions, "taste_model") == 1
+    async with sessions() as session, session.begin():
+        person = await session.get(Person, user.person_id)
+        assert person is not None
+        assert await erase_for_person(session=session, person=person) == 1
+    assert await count_rows(sessions, "taste_model") == 0
     assert await count_rows(sessions, "reaction") == 0

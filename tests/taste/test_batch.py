@@ -17,7 +17,7 @@ from bot.taste import batch
 from bot.taste.batch import Week, rank_many
 from bot.taste.cache import Models
 from bot.taste.features import Corpus, Vocabulary
-from bot.taste.model import Model
+from bot.taste.model import Model, pack, unpack
 from bot.taste.plan import Ranking, Signals, learn, rank_with
 from digests.build import RecipientData
 from digests.sample import sample_recipient, sample_week
@@ -81,14 +81,16 @@ def test_batched_rankings_equal_the_per_reader_path(monkeypatch: pytest.MonkeyPa
     assert week.dense is not None
     rankings = rank_many(week, readers, picks=5)
     assert len(rankings) == len(readers)
-    likes = 0
+    likes = words = 0
     for (model, signals), got in zip(readers, rankings, strict=True):
         alone = rank_with(corpus, model, signals, picks=5)
         _same(got, alone)
         assert got.picks  # every reader here has something to be offered
         assert not {p.paper_id for p in got.picks} & (signals.theirs | signals.seen)
         likes += sum(p.reason.like is not None for p in got.picks)
+        words += sum(bool(p.reason.words) for p in got.picks)
     assert likes  # reasons that name a marked paper are compared, not only word lists
+    assert words  # and word lists too
 
 
 def test_a_corpus_too_wide_for_the_dense_rows_ranks_reader_by_reader(
@@ -147,3 +149,46 @@ def test_a_reader_whose_signals_did_not_change_is_not_retrained() -> None:
     assert again[4] is not None
     assert alone.missed == again[4].missed
     assert models.trained == len(readers) + 2
+
+
+def test_a_packed_model_ranks_the_same_over_another_vocabulary() -> None:
+    corpus, readers = _readers(6)
+    # Another process, whose vocabulary met other words first: every word has another
+    # column (in the same relative order, so the rows' top terms tie-break alike); a
+    # stored model names its words, not its columns.
+    text = {pid: x for pid, _t, x in _papers()}
+    vocabulary = Vocabulary()
+    for word in ("zebra", "yak", "xylophone"):
+        vocabulary.column(word, word)
+    other = Corpus([(pid, text[pid]) for pid in corpus.ids[: corpus.n_docs]], vocabulary)
+    other.add((pid, text[pid]) for pid in corpus.ids[corpus.n_docs :])
+    assert other.vocab != corpus.vocab
+    own = corpus.ids[: corpus.n_docs]
+    for model, signals in readers:
+        moved = unpack(pack(model, corpus.vocabulary), other.vocabulary)
+        assert (np.diff(moved.columns) > 0).all()
+        assert moved.bias == model.bias
+        stems = corpus.vocabulary.stems
+        assert {
+            other.vocabulary.stems[c]: v
+            for c, v in zip(moved.columns.tolist(), moved.values.tolist(), strict=True)
+        } == {
+            stems[c]: v for c, v in zip(model.columns.tolist(), model.values.tolist(), strict=True)
+        }
+        here = rank_with(corpus, model, signals, picks=5)
+        there = rank_with(other, moved, signals, picks=5)
+        assert [here.scores[p] for p in own] == [there.scores[p] for p in own]
+        assert there.picks == here.picks
+    # A process that has met none of the words: each gets a column, stem and spelling.
+    model = readers[0][0]
+    fresh = Vocabulary()
+    moved = unpack(pack(model, corpus.vocabulary), fresh)
+    assert len(fresh.stems) == len(model.columns)
+    assert [fresh.stems[c] for c in moved.columns] == [
+        corpus.vocabulary.stems[c] for c in model.columns
+    ]
+    assert [fresh.surface[c] for c in moved.columns] == [corpus.surface[c] for c in model.columns]
+    assert moved.values.tolist() == model.values.tolist()
+    empty = Model(np.zeros(0, np.int32), np.zeros(0, np.float32), 0.5)
+    back = unpack(pack(empty, corpus.vocabulary), other.vocabulary)
+    assert (back.bias, len(back.columns), len(back.values)) == (0.5, 0, 0)

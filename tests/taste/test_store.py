@@ -10,16 +10,32 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
-from bot.catalog.momentum import digest_as_of
+from bot.catalog.momentum import digest_as_of, last_complete_week
 from bot.chat.commands import run_command
 from bot.config import Settings
 from bot.outbox.queue import enqueue, message_key
 from bot.platforms.slack.render import render_reply
-from bot.store.models import OutboxRow, Paper, PaperTopic, Person, Subscription, Target, Topic
+from bot.store.models import (
+    OutboxRow,
+    Paper,
+    PaperTopic,
+    Person,
+    Subscription,
+    Target,
+    TasteModel,
+    Topic,
+)
 from bot.subscriptions.reactions import react
+from bot.subscriptions.taste import paper_texts, people_to_train
+from bot.taste.cache import Models
+from bot.taste.features import Corpus, Vocabulary
 from bot.types import Leaning, MessageKind
+from digests.build import Taste
 from digests.links import PublicLinks
+from digests.load import load_recipients, load_week
 from digests.schedule import enqueue_week
+from digests.taste import with_tastes
+from digests.training import train_marked
 from tests.support.chat import make_ctx, make_deps
 
 AS_OF = digest_as_of("2026-W39")
@@ -161,3 +177,90 @@ async def test_digest_orders_by_taste_and_adds_what_they_may_have_missed(
 def _order(text: str, heading: str) -> list[str]:
     section = text.split(heading)[1].split("==")[0]
     return [w for w in section.split() if w.startswith("2609.3")]
+
+
+async def _ada_taste(
+    sessions: async_sessionmaker[AsyncSession], settings: Settings, models: Models, ada: int
+) -> Taste:
+    """Ada's taste from a digest run of a process holding `models` (committed, as the
+    digest run commits its batch)."""
+    async with sessions() as session, session.begin():
+        week = await load_week(session=session, week="2026-W39", settings=settings)
+        person = await session.get(Person, ada)
+        assert person is not None
+        recipients = await load_recipients(session=session, people=[person], week=week)
+
+        async def corpus_of() -> Corpus:
+            texts = await paper_texts(session=session, paper_ids=list(week.papers))
+            return Corpus(texts, models.vocabulary)
+
+        [data] = await with_tastes(
+            session=session, recipients=recipients, week=week, corpus_of=corpus_of, models=models
+        )
+    assert data.taste is not None
+    return data.taste
+
+
+async def test_a_model_is_stored_and_another_process_ranks_with_it_untrained(
+    sessions: async_sessionmaker[AsyncSession], settings: Settings
+) -> None:
+    ids = await _seed(sessions)
+    first = Models(Vocabulary())
+    taste = await _ada_taste(sessions, settings, first, ids["ada"])
+    assert first.trained == 1
+    assert taste.missed
+    async with sessions() as session:
+        stored = (await session.execute(select(TasteModel))).scalars().all()
+    assert [m.person_id for m in stored] == [ids["ada"]]
+    # A restart (or another worker): a new vocabulary, nothing in memory. The stored
+    # model is read, not trained, and ranks exactly as the one that was trained.
+    restarted = Models(Vocabulary())
+    again = await _ada_taste(sessions, settings, restarted, ids["ada"])
+    assert restarted.trained == 0
+    assert again.missed == taste.missed
+    assert again.scores == taste.scores
+    # Ada marks one more paper: her stored model no longer fits, she is trained again
+    # and the new model replaces the old one.
+    async with sessions() as session, session.begin():
+        await react(session=session, target_id=ids["slack"], paper_id="2609.10004",
+                    leaning=Leaning.MORE, via="slack")  # fmt: skip
+    await _ada_taste(sessions, settings, restarted, ids["ada"])
+    assert restarted.trained == 1
+    async with sessions() as session:
+        [kept] = (await session.execute(select(TasteModel))).scalars().all()
+    assert kept.fingerprint != stored[0].fingerprint
+    third = Models(Vocabulary())
+    await _ada_taste(sessions, settings, third, ids["ada"])
+    assert third.trained == 0
+
+
+async def test_the_training_job_trains_who_reacted_so_the_digest_run_only_reads(
+    sessions: async_sessionmaker[AsyncSession], settings: Settings
+) -> None:
+    ids = await _seed(sessions)
+    now = AS_OF + timedelta(days=1)
+    assert last_complete_week(now) == "2026-W39"
+    async with sessions() as session:
+        # Ada reacted (three marks), Bob did not: only she is due.
+        assert await people_to_train(session=session) == [ids["ada"]]
+        await train_marked(session=session, now=now, settings=settings)
+        assert await people_to_train(session=session) == []
+        [kept] = (await session.execute(select(TasteModel))).scalars().all()
+    assert kept.person_id == ids["ada"]
+    # The digest run of another process (or after a restart) trains nobody.
+    restarted = Models(Vocabulary())
+    taste = await _ada_taste(sessions, settings, restarted, ids["ada"])
+    assert restarted.trained == 0
+    assert taste.missed
+    # A new reaction makes her due again; the job replaces her model.
+    async with sessions() as session, session.begin():
+        await react(session=session, target_id=ids["slack"], paper_id="2609.10004",
+                    leaning=Leaning.MORE, via="slack")  # fmt: skip
+    async with sessions() as session:
+        assert await people_to_train(session=session) == [ids["ada"]]
+        await train_marked(session=session, now=now, settings=settings)
+        assert await people_to_train(session=session) == []
+        [again] = (await session.execute(select(TasteModel))).scalars().all()
+    assert again.fingerprint != kept.fingerprint
+    await _ada_taste(sessions, settings, restarted, ids["ada"])
+    assert restarted.trained == 0
