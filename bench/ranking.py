@@ -49,6 +49,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.sidebyside import Series, alternate, header, report, rounds_arg
+from bot import collector
 from bot.ask.terms import content_words
 from bot.data import make_sample
 from bot.subscriptions.taste import Marks, model_key
@@ -58,7 +59,6 @@ from bot.taste.features import Corpus, Vocabulary
 from bot.taste.model import pack, train, unpack
 from bot.taste.plan import Signals, examples, rank
 from digests.build import DigestPaper, Recipient, RecipientData, TopicInfo, WeekData, build_digest
-from digests.gcpause import gc_paused
 from digests.links import PublicLinks
 from digests.render import DigestRenderer, MailIdentity
 from digests.taste import fingerprint, tastes_of, train_all
@@ -285,11 +285,11 @@ def cost(docs: list[Doc], readers: int, rounds: int) -> None:
     cpu: dict[str, list[float]] = {"with ranking": [], "without": [], "job": []}
 
     # Both cases as digests/schedule.py runs them: the cyclic collector paused while
-    # the batch is built and rendered (digests/gcpause.py).
+    # the batch is built and rendered (bot/collector.py).
     def plain() -> float:
         renderer = DigestRenderer(links=links, identity=identity)
         start, cpu_start = time.perf_counter(), time.process_time()
-        with gc_paused():
+        with collector.paused():
             for d in data:
                 digest = build_digest(d, week, papers_per_topic=5)
                 assert digest is not None
@@ -341,7 +341,7 @@ def cost(docs: list[Doc], readers: int, rounds: int) -> None:
         restore()
         corpus = Corpus(own, models.vocabulary)
         corpus.add((p, by_id[p].text) for m in marks for p in m.ids)
-        with gc_paused():  # as digests/taste.py `with_tastes` and digests/schedule.py
+        with collector.paused():  # as digests/taste.py `with_tastes` and digests/schedule.py
             pairs = list(zip(data, marks, strict=True))
             tastes = tastes_of(pairs, week, Week(corpus), models=models)
             built = []

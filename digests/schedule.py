@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from bot import collector
 from bot.catalog.momentum import last_complete_week
 from bot.config import Settings
 from bot.outbox.queue import enqueue, message_key
@@ -29,7 +30,6 @@ from bot.taste.features import Corpus
 from bot.timeutil import utcnow
 from bot.types import EmailStatus, MessageKind, Platform, TargetKind
 from digests.build import WeekData, build_digest
-from digests.gcpause import gc_paused
 from digests.links import DigestLinks
 from digests.load import load_recipients, load_week
 from digests.render import DigestRenderer, MailIdentity
@@ -162,8 +162,8 @@ async def enqueue_for_people(
         corpus_of=lambda: weeks.corpus(session, week),
     )
     # One batch's digests are built, rendered and enqueued with the collector paused
-    # (digests/gcpause.py): a bounded stretch, one batch of people.
-    with gc_paused():
+    # (bot/collector.py): a bounded stretch, one batch of people.
+    with collector.paused():
         built = [
             build_digest(data, data_week, papers_per_topic=settings.digest_papers_per_topic)
             for data in recipients

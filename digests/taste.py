@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot import collector
 from bot.subscriptions.taste import (
     Marks,
     add_marked,
@@ -29,7 +30,6 @@ from bot.taste.features import Corpus, IntArray
 from bot.taste.model import Model
 from bot.taste.plan import Ranking, Reason, Signals, learn
 from digests.build import DigestPaper, MissedPaper, RecipientData, Taste, WeekData
-from digests.gcpause import gc_paused
 
 MISSED = 5  # papers in "You may have missed"
 
@@ -182,7 +182,7 @@ async def with_tastes(
     if ready is None:
         return list(recipients)
     readers, corpus = ready
-    with gc_paused():
+    with collector.paused():
         found = iter(tastes_of(readers, week, Week(corpus), models=models))
     await _store_fresh(session, models)
     marked = {d.recipient.id for d, _m in readers}

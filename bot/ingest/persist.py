@@ -21,8 +21,8 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot import collector
 from bot.ask.index import queue_papers
-from bot.ingest.gcpause import paused_gc
 from bot.ingest.normalize import BadRecord, normalize
 from bot.ingest.paperrows import insert_new_papers
 from bot.matching.matches import record_matches
@@ -83,15 +83,15 @@ async def ingest_batch(
     """Persist one batch (caller commits); returns what is new, changed and newly matched."""
     now = now or utcnow()
     report = IngestReport()
-    # The pure steps run with the collector paused (see bot/ingest/gcpause.py).
-    with paused_gc():
+    # The pure steps run with the collector paused (see bot/collector.py).
+    with collector.paused():
         normalized = _normalize_all(records, report)
     batch: dict[str, PaperRecord] = {}
     for record in await _alias_dois(session, normalized):
         seen = batch.get(record.id)
         batch[record.id] = merge(seen, record) if seen else record
     known = await _load_known(session, list(batch))
-    with paused_gc():
+    with collector.paused():
         inserts, updates, to_match = _plan(batch, known, now, report)
     inserted = await insert_new_papers(session, inserts, now)
     report.new += inserted
@@ -289,7 +289,7 @@ async def _store_matches(
 
 
 def _match_all(matcher: PaperMatcher, papers: list[PaperRecord]) -> list[Match]:
-    with paused_gc():
+    with collector.paused():
         return [match for paper in papers for match in matcher.match(paper)]
 
 

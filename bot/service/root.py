@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -22,6 +21,7 @@ import httpx
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot import collector
 from bot.ask.service import Asker
 from bot.catalog.emerging_store import EmergingReport, ensure_emerging, refresh_emerging
 from bot.catalog.momentum import last_complete_week
@@ -361,28 +361,13 @@ async def _close_channels(channels: Mapping[Platform, Channel]) -> None:
                 await closer()
 
 
-# CPython's cyclic collector runs a young collection every 700 net allocations of
-# containers and walks every young object then. Ingest keeps a page's records (tens of
-# containers a paper: records, authors, tuples, rows) alive for its batch, so a poll's
-# collections walked them again and again: 0.76 s of a 10,000-paper poll's 2.9 CPU
-# seconds (gc callbacks, bench/ingest.py's engine run), 0.13 s with these thresholds.
-# A young collection then walks at most ~50,000 objects (a few ms), rarely.
-GC_THRESHOLDS = (50_000, 20, 10)
-
-
-def tune_gc() -> None:
-    """Raise the collector's thresholds for this process (never lower them)."""
-    current = gc.get_threshold()
-    gc.set_threshold(*(max(a, b) for a, b in zip(current, GC_THRESHOLDS, strict=True)))
-
-
 @asynccontextmanager
 async def open_papertide(settings: Settings, *, migrate: bool = True) -> AsyncIterator[Papertide]:
     """Open the store (migrating it first) and yield the root; close everything at exit."""
-    tune_gc()
+    collector.raise_thresholds()  # see bot/collector.py: ingest's young collections
     async with AsyncExitStack() as stack:
         store = await stack.enter_async_context(open_store(settings.database_url, migrate=migrate))
         yield Papertide(settings=settings, store=store, _stack=stack)
 
 
-__all__ = ["Papertide", "open_papertide", "tune_gc"]
+__all__ = ["Papertide", "open_papertide"]

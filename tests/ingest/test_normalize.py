@@ -6,14 +6,12 @@ author lists and names, links that are not http(s), fields longer than their col
 
 from __future__ import annotations
 
-import gc
 import unicodedata
 from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 
-from bot.ingest.gcpause import paused_gc
 from bot.ingest.normalize import MAX_AUTHORS, MAX_NAME_CHARS, BadRecord, normalize
 from bot.types import AnnounceType, Author, PaperRecord
 
@@ -56,20 +54,6 @@ def test_untidy_authors_are_collapsed_composed_and_blank_ones_dropped() -> None:
         Author("Yi Wu", ("MIT",)),
     )
     assert out.authors[1] is authors[2]
-
-
-@pytest.mark.parametrize("enabled", [True, False])
-def test_paused_gc_restores_the_collector_state(enabled: bool) -> None:
-    (gc.enable if enabled else gc.disable)()
-    try:
-        with paused_gc():
-            assert not gc.isenabled()
-        assert gc.isenabled() is enabled
-        with pytest.raises(RuntimeError), paused_gc():
-            raise RuntimeError("boom")
-        assert gc.isenabled() is enabled
-    finally:
-        gc.enable()
 
 
 def test_invisible_and_control_characters_leave_feed_text() -> None:

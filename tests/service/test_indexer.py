@@ -9,11 +9,12 @@ from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot import collector
 from bot.ask.service import Asker
 from bot.config import Settings
 from bot.ingest.persist import ingest_batch
 from bot.service.indexer import Indexer
-from bot.service.root import GC_THRESHOLDS, open_papertide, tune_gc
+from bot.service.root import open_papertide
 from bot.store.engine import create_engine, session_factory
 from bot.types import Match, PaperRecord
 from tests.conftest import count_rows
@@ -82,16 +83,13 @@ async def test_without_a_running_loop_after_ingest_catches_up_at_once(db_url: st
         await engine.dispose()
 
 
-async def test_the_root_raises_the_collectors_thresholds_and_never_lowers_them(
+async def test_the_root_raises_the_collectors_thresholds(
     sqlite_url: str,
 ) -> None:
     before = gc.get_threshold()
     try:
         gc.set_threshold(700, 10, 10)
         async with open_papertide(Settings(database_url=sqlite_url)):
-            assert gc.get_threshold() == GC_THRESHOLDS
-        gc.set_threshold(100_000, 10, 10)
-        tune_gc()
-        assert gc.get_threshold() == (100_000, 20, 10)
+            assert gc.get_threshold() == collector.THRESHOLDS
     finally:
         gc.set_threshold(*before)

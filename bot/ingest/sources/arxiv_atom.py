@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from bot import collector
 from bot.ingest.dates import DateParseError, parse_date
-from bot.ingest.gcpause import paused_gc
 from bot.ingest.sources.arxiv_ids import find_id
 from bot.ingest.sources.base import Skip
 from bot.ingest.sources.xmlrepair import repair_xml
@@ -51,7 +51,7 @@ class Page:
 
 def parse_page(body: bytes, *, source: str, url: str) -> Page:
     """Parse an API page; bad entries become Skips, a bad page raises PageError."""
-    with paused_gc():  # see gcpause: a third of the parse was collector walks
+    with collector.paused():  # see bot/collector.py: a third of the parse was collector walks
         return _parse_page(body, source=source, url=url)
 
 
