@@ -19,9 +19,10 @@ the wait for one up to 300 ms), and every write paid its own commit and round tr
   because its connection was dead (the database restarted) runs once more: SQLAlchemy
   invalidated the whole pool on that error, so the retry connects afresh. That is the
   robustness the pre-ping bought, paid on a failure instead of on every checkout.
-  Retrying is safe because the statement is its own transaction: it either committed or
-  never happened, and its callers' writes are conditional (a second run of a committed
-  change matches nothing).
+  So does one that PostgreSQL undid to break a deadlock (two batches that share rows may
+  lock them in opposite orders). Retrying is safe because the statement is its own
+  transaction: it either committed or never happened, and its callers' writes are
+  conditional (a second run of a committed change matches nothing).
 - SQLite: no data-modifying CTEs and one statement per `execute`, so each write's
   statements run in order, with its parameters, in a SAVEPOINT of its own (one failing
   is rolled back alone and told so), the whole batch in ONE hop to the write
@@ -56,6 +57,7 @@ from bot.timeutil import as_utc
 _SQLITE_NAMED = sqlite.dialect(paramstyle="named")
 
 Rows = list[tuple[Any, ...]]
+_DEADLOCK = "40P01"  # PostgreSQL's SQLSTATE deadlock_detected
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,12 @@ def _run_sqlite(
             conn.rollback()
         raise
     return out
+
+
+def _deadlocked(exc: DBAPIError) -> bool:
+    """PostgreSQL broke a deadlock by undoing this statement: two batches that share two
+    rows may lock them in opposite orders. The statement was undone whole; run it again."""
+    return getattr(exc.orig, "sqlstate", None) == _DEADLOCK
 
 
 class OneShot:
@@ -248,7 +256,7 @@ class OneShot:
                     rows = result.all()
                 break
             except DBAPIError as exc:
-                if attempt == 2 or not exc.connection_invalidated:
+                if attempt == 2 or not (exc.connection_invalidated or _deadlocked(exc)):
                     raise
         per_write: list[Rows] = [[] for _ in batch]
         for row in rows:
