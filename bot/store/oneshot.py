@@ -44,7 +44,7 @@ from typing import Any
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.pool import QueuePool
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
@@ -133,6 +133,26 @@ def _deadlocked(exc: DBAPIError) -> bool:
     return getattr(exc.orig, "sqlstate", None) == _DEADLOCK
 
 
+class _Held:
+    """A PostgreSQL writer's connection, kept while writes keep coming: taking one from
+    the pool and giving it back cost the event loop a turn each, per batch."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._conn: AsyncConnection | None = None
+
+    async def connection(self) -> AsyncConnection:
+        if self._conn is None:
+            self._conn = await self._engine.connect()
+        return self._conn
+
+    async def drop(self) -> None:
+        """Give the connection back (an invalidated one is discarded by the pool)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.close()
+
+
 class OneShot:
     """Runs a few Core statements as one self-committing write (see the module's doc)."""
 
@@ -201,8 +221,11 @@ class OneShot:
 
     async def _write_queued(self) -> None:
         """Batch after batch until no write is waiting; every write's future is settled."""
+        held = _Held(self._engine)
         try:
-            await self._write_batches()
+            while self._queued:
+                await self._write_batches(held)
+                await held.drop()  # may take a loop turn: writes queued meanwhile go next
         finally:
             # At once, with no await between the last look at the queue and this: a write
             # queued later finds a free place and starts a writer.
@@ -210,7 +233,7 @@ class OneShot:
             assert current is not None
             self._writers.discard(current)
 
-    async def _write_batches(self) -> None:
+    async def _write_batches(self, held: _Held) -> None:
         while self._queued:
             batch = self._next_batch()
             results: Sequence[list[Rows] | sqlite3.Error]
@@ -218,7 +241,7 @@ class OneShot:
                 if self.dialect == "sqlite":
                     results = await self._run_sqlite(batch)
                 else:
-                    results = await self._run_postgresql(batch)
+                    results = await self._run_postgresql(batch, held)
             except BaseException as exc:  # nothing of the batch was committed: all are told
                 stopping = not isinstance(exc, Exception)  # cancelled at shutdown
                 for queued in batch + (self._queued if stopping else []):
@@ -244,18 +267,19 @@ class OneShot:
             work = [(q.statements, q.params) for q in batch]
             return await driver.hop_with_connection(_run_sqlite, work)
 
-    async def _run_postgresql(self, batch: list[_Queued]) -> list[list[Rows]]:
+    async def _run_postgresql(self, batch: list[_Queued], held: _Held) -> list[list[Rows]]:
         statement = batch[0].statements[0]
         values = statement.constants | batch[-1].params | {"ordinal": list(range(len(batch)))}
         for name in batch[0].per_write:
             values[name] = [q.params[name] for q in batch]
         for attempt in (1, 2):
             try:
-                async with self._engine.connect() as conn:
-                    result = await conn.exec_driver_sql(statement.sql, values)
-                    rows = result.all()
+                result = await (await held.connection()).exec_driver_sql(statement.sql, values)
+                rows = result.all()
                 break
             except DBAPIError as exc:
+                if exc.connection_invalidated:
+                    await held.drop()  # the retry connects afresh
                 if attempt == 2 or not (exc.connection_invalidated or _deadlocked(exc)):
                     raise
         per_write: list[Rows] = [[] for _ in batch]
