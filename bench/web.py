@@ -20,7 +20,8 @@ request reads the topic and its count, the page's 30 papers and their tags from 
 database and renders the template; only the momentum box comes from its in-process
 cache, 300 s, as in `serve`), and one-click unsubscribe
 (POST `List-Unsubscribe=One-Click` with a signed token; tokens cycle, so after the first
-round a person may already be unsubscribed). Prints req/s, p50 and p99 per case.
+round a person may already be unsubscribed). Prints req/s, p50 and p99 per case, and
+the server process's CPU per request (Linux), which swings far less with the load.
 Goals (issue 14): uncached >= 2,000 req/s and p99 < 100 ms; cached unaffected by query
 strings; unsubscribe p99 < 100 ms at 50 concurrent on SQLite and PostgreSQL.
 """
@@ -31,6 +32,7 @@ import argparse
 import asyncio
 import itertools
 import multiprocessing as mp
+import os
 import sys
 import tempfile
 import time
@@ -144,10 +146,21 @@ def serve_bare(answers: dict[str, tuple[bytes, str]], ports: Any) -> None:
 Request = tuple[str, str, str | None]
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU a process has used so far (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def load(
-    base: str, clients: int, seconds: float, requests: itertools.cycle[Request]
+    base: str, clients: int, seconds: float, requests: itertools.cycle[Request], pid: int = 0
 ) -> dict[str, float]:
-    """`clients` workers send `requests` for `seconds`: req/s, p50, p99 (ms), errors."""
+    """`clients` workers send `requests` for `seconds`: req/s, p50, p99 (ms), errors, and
+    the CPU the server (process `pid`) spent per request (ms): wall-clock figures swing
+    with the machine's load, CPU per request much less."""
     latencies: list[float] = []
     errors = 0
     headers = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -165,10 +178,11 @@ async def load(
                     errors += r.status != 200
                 latencies.append(time.perf_counter() - started)
 
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), cpu_seconds(pid)
         await asyncio.gather(*(worker() for _ in range(clients)))
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, cpu_seconds(pid) - cpu
     return {
+        "cpu": cpu * 1000 / max(len(latencies), 1),
         "rps": len(latencies) / elapsed,
         "p50": percentile(latencies, 0.5) * 1000,
         "p99": percentile(latencies, 0.99) * 1000,
@@ -208,6 +222,7 @@ async def run_backend(backend: str, db_url: str, args: argparse.Namespace) -> No
     }
     bare, bare_url = start(serve_bare, (answers,))
     procs = [cached, uncached, bare]
+    pids = {cached_url: cached.pid, uncached_url: uncached.pid, bare_url: bare.pid}
     try:
         varied = (("GET", f"/topics/{SLUG}?utm_source=n{i}", None) for i in itertools.count())
         every: dict[str, tuple[str, str, Any]] = {
@@ -225,11 +240,17 @@ async def run_backend(backend: str, db_url: str, args: argparse.Namespace) -> No
             for r in range(rounds_arg(args.rounds)):
                 for side in ("papertide", "bare aiohttp")[:: 1 if r % 2 == 0 else -1]:
                     base = url if side == "papertide" else bare_url
-                    got[side].append(await load(base, args.clients, args.seconds, requests()))
+                    got[side].append(
+                        await load(base, args.clients, args.seconds, requests(), pids[base])
+                    )
             ours, theirs = got["papertide"], got["bare aiohttp"]
             errors = sum(r["errors"] for r in ours)
             p50 = sorted(r["p50"] for r in ours)[len(ours) // 2]
-            for key, name, better in (("rps", "req/s", True), ("p99", "p99 ms", False)):
+            for key, name, better in (
+                ("rps", "req/s", True),
+                ("p99", "p99 ms", False),
+                ("cpu", "server CPU ms/request", False),
+            ):
                 report(
                     f"{backend}: {label}, {name}",
                     Series("papertide", [r[key] for r in ours]),

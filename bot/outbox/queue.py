@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, bindparam, or_, select, update
+from sqlalchemy import ColumnElement, Update, and_, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
@@ -130,21 +130,28 @@ async def cancel_queued(*, session: AsyncSession, target_id: int, reason: str) -
     return len(result.all())
 
 
-# `_CANCEL` for the target at an address, found inside the statement (no round trip).
-_CANCEL_ADDRESS = (
-    update(OutboxRow)
-    .where(
-        col(OutboxRow.target_id).in_(
-            select(col(Target.id)).where(
-                col(Target.platform) == bindparam("on_platform"),
-                col(Target.workspace) == bindparam("in_workspace"),
-                col(Target.address) == bindparam("at_address"),
-            )
-        ),
-        col(OutboxRow.status).in_([OutboxStatus.PENDING, OutboxStatus.HELD]),
+def cancel_queued_at_statement(address: ColumnElement[Any]) -> Update:
+    """`_CANCEL` for the target whose address is `address` (a bound parameter, or a
+    subquery that finds it), found inside the statement (no round trip); composable into
+    one statement of several changes (bot.subscriptions.one_click). Parameters:
+    on_platform, in_workspace, why."""
+    return (
+        update(OutboxRow)
+        .where(
+            col(OutboxRow.target_id).in_(
+                select(col(Target.id)).where(
+                    col(Target.platform) == bindparam("on_platform"),
+                    col(Target.workspace) == bindparam("in_workspace"),
+                    col(Target.address) == address,
+                )
+            ),
+            col(OutboxRow.status).in_([OutboxStatus.PENDING, OutboxStatus.HELD]),
+        )
+        .values(status=str(OutboxStatus.DEAD), last_error=bindparam("why"))
     )
-    .values(status=str(OutboxStatus.DEAD), last_error=bindparam("why"))
-)
+
+
+_CANCEL_ADDRESS = cancel_queued_at_statement(bindparam("at_address"))
 
 
 async def cancel_queued_at(

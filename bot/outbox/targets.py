@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import ColumnElement, Update, bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
@@ -205,22 +205,30 @@ async def disable_target(
     return result.first() is not None
 
 
-# Built once: the one-click unsubscribe runs it on every click.
-_DISABLE_ADDRESS = (
-    update(Target)
-    .where(
-        col(Target.platform) == bindparam("on_platform"),
-        col(Target.workspace) == bindparam("in_workspace"),
-        col(Target.address) == bindparam("at_address"),
-        col(Target.disabled_at).is_(None),
+def disable_address_statement(address: ColumnElement[Any]) -> Update:
+    """`disable_address`'s statement for the target whose address is `address` (a bound
+    parameter, or a subquery that finds it), for writers that compose one statement of
+    several changes (the one-click unsubscribe, bot.subscriptions.one_click). Parameters:
+    on_platform, in_workspace, now, why, failed."""
+    return (
+        update(Target)
+        .where(
+            col(Target.platform) == bindparam("on_platform"),
+            col(Target.workspace) == bindparam("in_workspace"),
+            col(Target.address) == address,
+            col(Target.disabled_at).is_(None),
+        )
+        .values(
+            disabled_at=bindparam("now"),
+            disabled_reason=bindparam("why"),
+            failure_count=col(Target.failure_count) + bindparam("failed"),
+        )
+        .returning(col(Target.id))
     )
-    .values(
-        disabled_at=bindparam("now"),
-        disabled_reason=bindparam("why"),
-        failure_count=col(Target.failure_count) + bindparam("failed"),
-    )
-    .returning(col(Target.id))
-)
+
+
+# Built once: composing it per call cost more than running it.
+_DISABLE_ADDRESS = disable_address_statement(bindparam("at_address"))
 
 
 async def disable_address(

@@ -24,7 +24,8 @@ from bot.store import sqlite_hops
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 # Where a prebuilt Core statement may run: an ORM session's transaction, or a bare
-# connection's (hot paths that want no Session machinery: the one-click unsubscribe).
+# connection's. (The one-click unsubscribe's hot path goes further, straight to the
+# driver: bot/store/oneshot.py.)
 Executor = AsyncSession | AsyncConnection
 
 

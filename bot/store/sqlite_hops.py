@@ -223,6 +223,14 @@ class FewHopsConnection(aiosqlite.Connection):
         result = await self._execute(fn, *args)  # type: ignore[no-untyped-call]
         return cast(_T, result)
 
+    async def hop_with_connection(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """`fn(sqlite3_connection, *args)` on the worker thread: work that runs several
+        statements (a whole transaction) in one hop (bot.store.oneshot)."""
+        return await self.hop(self._with_connection, fn, args)
+
+    def _with_connection(self, fn: Callable[..., _T], args: tuple[Any, ...]) -> _T:
+        return fn(self._conn, *args)
+
     @property
     def in_transaction(self) -> bool:
         """Whether a transaction is open or begun (sqlite3 reads a flag: no hop, no

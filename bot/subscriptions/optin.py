@@ -227,23 +227,16 @@ async def _stop_deliveries(
     log.info("subscribe.unsubscribed", extra={"person_id": person_id})
 
 
-async def unsubscribe(
+async def stop_by_link(
     *, conn: AsyncConnection, data: TokenData, now: datetime
 ) -> people.Stopped | None:
     """Unsubscribe the address an unsubscribe token names (`data`, from `read_token`), in
-    `conn`'s transaction; the person stopped, with their token version now (their old
-    links are revoked), or None if they had left already."""
-    if data.version is not None:
-        # The usual click, a current link of someone still subscribed: one indexed UPDATE
-        # (stop and revoke), then the mailbox; three Core statements, no ORM Session.
-        stopped = await people.stop_if_current(
-            session=conn, person_id=data.person_id, version=data.version
-        )
-        if stopped is not None:
-            await _stop_deliveries(session=conn, person_id=stopped.id, email=stopped.email, now=now)
-            return stopped
-    # Everything else (stopped already, revoked, gone, a v1 link): the ORM road, in the
-    # same transaction (the Session joins it and never commits it).
+    `conn`'s transaction, on the ORM road: any link (a v1 one too), the person read and
+    locked first. The person stopped, with their token version now (their old links are
+    revoked), or None if they had left already. TokenError for a revoked link.
+
+    Clicks take bot.subscriptions.one_click, which comes here only for what its one
+    statement could not settle."""
     async with AsyncSession(bind=conn, expire_on_commit=False) as session:
         found = await session.get(Person, data.person_id, with_for_update=True)
         if found is None:

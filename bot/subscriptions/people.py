@@ -10,14 +10,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, update
+from sqlalchemy import ColumnElement, Update, bindparam, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col, select
 
 from bot.config import Settings
 from bot.outbox.targets import get_or_create_target
-from bot.store.engine import Executor
 from bot.store.models import Person, Target, new_token_version
 from bot.subscriptions.addresses import address_key
 from bot.types import EmailStatus, Platform, TargetKind
@@ -103,44 +102,52 @@ class Stopped:
     token_version: int
 
 
-# Built once (bound parameters): composing the statement per click cost more than
-# running it. Plain columns back, no ORM row: the one-click path has no Session.
-_STOP_IF_CURRENT = (
-    update(Person)
-    .where(
-        col(Person.id) == bindparam("person_id"),
-        col(Person.token_version) == bindparam("version"),
-        col(Person.email_status) != str(EmailStatus.UNSUBSCRIBED),
+def stop_if_current(
+    *,
+    person_id: ColumnElement[int],
+    version: ColumnElement[int],
+    fresh: ColumnElement[int],
+    also_returning: ColumnElement[Any] | None = None,
+) -> Update:
+    """The one-click unsubscribe's check and change in one indexed UPDATE: the person
+    stops receiving mail and every link mailed to them is revoked (their version becomes
+    `fresh`), provided `version` is still their token version and they had not stopped
+    already; nothing matches otherwise. Returns id, email, token version (and
+    `also_returning`, a column of a table the values come from, for a batch of clicks);
+    bot.subscriptions.one_click composes it with the mailbox's statements."""
+    returning: list[Any] = [col(Person.id), col(Person.email), col(Person.token_version)]
+    if also_returning is not None:
+        returning.append(also_returning)
+    return (
+        update(Person)
+        .where(
+            col(Person.id) == person_id,
+            col(Person.token_version) == version,
+            col(Person.email_status) != str(EmailStatus.UNSUBSCRIBED),
+        )
+        .values(email_status=str(EmailStatus.UNSUBSCRIBED), token_version=fresh)
+        .returning(*returning)
     )
-    .values(email_status=str(EmailStatus.UNSUBSCRIBED), token_version=bindparam("fresh"))
-    .returning(col(Person.id), col(Person.email), col(Person.token_version))
+
+
+# One click's: parameters person_id, version, fresh (`fresh_version(version)`). Built
+# once: composing the statement per click cost more than running it.
+STOP_IF_CURRENT = stop_if_current(
+    person_id=bindparam("person_id"), version=bindparam("version"), fresh=bindparam("fresh")
 )
 
 
-async def stop_if_current(*, session: Executor, person_id: int, version: int) -> Stopped | None:
-    """One indexed UPDATE: the person stops receiving mail and every link mailed to them is
-    revoked, provided `version` is still their token version and they had not stopped
-    already. None when nothing matched (the caller then tells gone, stopped and revoked
-    apart)."""
+def fresh_version(old: int | None) -> int:
+    """A new token version, never `old`: writing it revokes every link made with `old`."""
     fresh = new_token_version()
-    while fresh == version:
+    while fresh == old:
         fresh = new_token_version()
-    result = await session.execute(
-        _STOP_IF_CURRENT, {"person_id": person_id, "version": version, "fresh": fresh}
-    )
-    row = result.first()
-    if row is None:
-        return None
-    stopped_id, email, token_version = row
-    assert stopped_id is not None
-    return Stopped(id=stopped_id, email=email, token_version=token_version)
+    return fresh
 
 
 async def rotate_tokens(*, session: AsyncSession, person: Person) -> None:
     """Revoke every link ever mailed to the person: their tokens carry the old version."""
-    old = person.token_version
-    while person.token_version == old:
-        person.token_version = new_token_version()
+    person.token_version = fresh_version(person.token_version)
     session.add(person)
     await session.flush()
 

@@ -26,6 +26,7 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, Literal
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
@@ -66,7 +67,14 @@ class TokenData:
 
 
 def _serializer(settings: Settings, salt: str = _SALT) -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(settings.signing_key(), salt=salt)
+    return _serializer_for(settings.signing_key(), salt)
+
+
+@lru_cache(maxsize=16)
+def _serializer_for(key: str, salt: str) -> URLSafeTimedSerializer:
+    # Built once per key: building one serialises a probe value to learn its output type,
+    # which cost as much as signing the token itself. A serializer keeps no state per call.
+    return URLSafeTimedSerializer(key, salt=salt)
 
 
 def make_token(

@@ -20,6 +20,7 @@ from bot.config import Settings
 from bot.store.models import Person
 from bot.subscriptions.addresses import AddressError
 from bot.subscriptions.chat_digest import describe_chat, link_chat, read_link
+from bot.subscriptions.one_click import unsubscribe
 from bot.subscriptions.optin import (
     confirm,
     delete_person,
@@ -28,14 +29,21 @@ from bot.subscriptions.optin import (
     request_subscription,
     resume,
     sign_out_everywhere,
-    unsubscribe,
 )
 from bot.subscriptions.preferences import PreferenceError, load_preferences, update_preferences
 from bot.subscriptions.quotas import TooManyRequests
 from bot.subscriptions.tokens import make_form_token, make_token, person_token, read_token
 from bot.subscriptions.urls import SUBSCRIBE_SENT, confirm_path, link_path, manage_path
 from bot.types import EmailStatus
-from bot.web.common import client_ip, deps, error_page, form_action, page, read_form
+from bot.web.common import (
+    SlottedPage,
+    client_ip,
+    deps,
+    error_page,
+    form_action,
+    page,
+    read_form,
+)
 from bot.web.reaction_pages import manage_context, reaction_forms
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -161,15 +169,19 @@ async def get_unsubscribe(request: web.Request) -> web.Response:
     return page("unsubscribe.html", private=True, email=email, token=token)
 
 
+# The page a click answers, rendered once: only the fresh manage link differs per click.
+_UNSUBSCRIBED = SlottedPage("unsubscribed.html", "manage_url")
+
+
 async def post_unsubscribe(request: web.Request) -> web.Response:
     """POST /unsubscribe/{token}: RFC 8058 one-click, or the page's button. No other step."""
     d = deps(request)
     token = request.match_info["token"]
     await request.read()  # "List-Unsubscribe=One-Click" or the button's form: same effect
     data = read_token(d.settings, token, purpose="unsubscribe", now=d.clock())
-    # A bare connection, no ORM Session: mail clients click these in bursts after a send.
-    async with d.store.engine.begin() as conn:
-        stopped = await unsubscribe(conn=conn, data=data, now=d.clock())
+    stopped = await unsubscribe(
+        one_shot=d.store.one_shot, engine=d.store.engine, data=data, now=d.clock()
+    )
     manage_url = None
     if stopped is not None:
         # Unsubscribing revoked the old links; this fresh one lets them change their mind.
@@ -177,7 +189,7 @@ async def post_unsubscribe(request: web.Request) -> web.Response:
             d.settings, person_id=stopped.id, version=stopped.token_version, purpose="manage"
         )
         manage_url = d.urls.manage(manage)
-    return page("unsubscribed.html", private=True, manage_url=manage_url)
+    return _UNSUBSCRIBED.response(manage_url)
 
 
 def _form_tokens(settings: Settings, token: str) -> dict[str, str]:

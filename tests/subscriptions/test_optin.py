@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 from pydantic import SecretStr
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlmodel import col, select
 
 from bot.catalog.lookup import TopicNotFound
@@ -14,10 +14,13 @@ from bot.config import Settings
 from bot.outbox.queue import enqueue
 from bot.outbox.targets import disable_target
 from bot.store.models import Alert, OutboxRow, Person, Subscription, Target, Topic
+from bot.store.store import open_store
 from bot.subscriptions.addresses import AddressError, normalize_address
-from bot.subscriptions.optin import confirm, delete_person, request_subscription, unsubscribe
+from bot.subscriptions.one_click import unsubscribe
+from bot.subscriptions.optin import confirm, delete_person, request_subscription
+from bot.subscriptions.people import Stopped
 from bot.subscriptions.preferences import PreferenceError, update_preferences
-from bot.subscriptions.tokens import TokenError, make_token, person_token, read_token
+from bot.subscriptions.tokens import TokenData, TokenError, make_token, person_token, read_token
 from bot.types import MessageKind
 from tests.support.web import NOW, SECRET, count, seed
 
@@ -173,6 +176,12 @@ async def test_confirm_checks_the_token_belongs_to_the_person(sessions) -> None:
     assert statuses == {"ann@lab.org": "confirmed", "bob@lab.org": "pending"}
 
 
+async def _unsubscribe(engine: AsyncEngine, data: TokenData) -> Stopped | None:
+    """A click as the web route makes it, over the store of `engine`'s database."""
+    async with open_store(engine.url.render_as_string(hide_password=False), migrate=False) as st:
+        return await unsubscribe(one_shot=st.one_shot, engine=st.engine, data=data, now=NOW)
+
+
 async def test_unsubscribe_stops_mail_already_queued(sessions, engine) -> None:  # type: ignore[no-untyped-def]
     ann = await _pending(sessions, "ann@lab.org")
     assert ann.id is not None
@@ -188,8 +197,7 @@ async def test_unsubscribe_stops_mail_already_queued(sessions, engine) -> None: 
         )
     token = person_token(SETTINGS, ann, "unsubscribe")
     data = read_token(SETTINGS, token, purpose="unsubscribe")
-    async with engine.begin() as conn:
-        stopped = await unsubscribe(conn=conn, data=data, now=NOW)
+    stopped = await _unsubscribe(engine, data)
     assert stopped is not None
     assert stopped.id == ann.id
     assert stopped.token_version != ann.token_version  # the old links are revoked
@@ -279,22 +287,17 @@ async def test_unsubscribe_from_a_bounced_mailbox_still_cancels_its_queue(sessio
         )
         await disable_target(session=session, target_id=target.id, reason="hard bounce")
     data = read_token(SETTINGS, person_token(SETTINGS, ann, "unsubscribe"), purpose="unsubscribe")
-    async with engine.begin() as conn:
-        stopped = await unsubscribe(conn=conn, data=data, now=NOW)
+    stopped = await _unsubscribe(engine, data)
     assert stopped is not None
     assert await count(sessions, OutboxRow, col(OutboxRow.status).in_(["pending", "held"])) == 0
     async with sessions() as session:
         target = (await session.execute(select(Target))).scalar_one()
     assert (target.disabled_reason, target.failure_count) == ("hard bounce", 1)  # kept
     # The same link again: it was revoked by the stop, which is success and nothing more.
-    async with engine.begin() as conn:
-        assert await unsubscribe(conn=conn, data=data, now=NOW) is None
+    assert await _unsubscribe(engine, data) is None
     # The fresh version's link (as on the "unsubscribed" page) names them and stops nothing.
     fresh = make_token(
         SETTINGS, person_id=stopped.id, version=stopped.token_version, purpose="unsubscribe"
     )
-    async with engine.begin() as conn:
-        again = await unsubscribe(
-            conn=conn, data=read_token(SETTINGS, fresh, purpose="unsubscribe"), now=NOW
-        )
+    again = await _unsubscribe(engine, read_token(SETTINGS, fresh, purpose="unsubscribe"))
     assert again == stopped
