@@ -1,4 +1,5 @@
-"""The `Store`: the engine, its sessions and the read-only sessions public pages use.
+"""The `Store`: the engine, its sessions, and the read-only sessions and connections public
+pages use.
 
 `open_store` migrates (unless told not to), opens the engine(s) and disposes of them
 at exit. Lower layers receive `store.sessions` (or one `AsyncSession`), never the
@@ -13,8 +14,12 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.store.engine import create_engine, is_sqlite, session_factory
+from bot.store.engine import create_engine, is_sqlite, session_factory, single_statements
 from bot.store.migrate import upgrade
+
+# A page's statement holds its connection for well under a millisecond; more
+# connections would only add threads (SQLite) or server processes (PostgreSQL).
+SINGLE_READ_CONNECTIONS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,9 +32,10 @@ class Store:
     # On SQLite, reads get their own engine that begins DEFERRED (a WAL snapshot) and
     # never queues for the write lock; PostgreSQL's MVCC needs no such split.
     read_sessions: async_sessionmaker[AsyncSession]
-    # Short reads of the busiest public pages (a topic page, its feed), outside any
-    # transaction on PostgreSQL; on SQLite the same as `read_sessions`.
-    quick_reads: async_sessionmaker[AsyncSession]
+    # The busiest public pages (a topic page, its feed) read with one statement each,
+    # straight through the driver on a bare connection, outside any transaction
+    # (`bot.store.engine.single_statements`), from a small pool of their own.
+    single_reads: AsyncEngine
 
     @property
     def dialect(self) -> str:
@@ -42,24 +48,21 @@ async def open_store(url: str, *, migrate: bool = True) -> AsyncIterator[Store]:
     if migrate:
         await upgrade(url)
     engine = create_engine(url)
-    reader = None
-    if is_sqlite(engine):
-        reader = create_engine(url, read_only=True)
-        # A deferred BEGIN reads one WAL snapshot: the page's reads agree with each other.
-        quick_sessions = session_factory(reader)
-    else:
-        # Under READ COMMITTED every statement reads its own snapshot anyway: BEGIN and
-        # ROLLBACK around a page's reads were two round trips that bought nothing.
-        quick_sessions = session_factory(engine.execution_options(isolation_level="AUTOCOMMIT"))
+    reader = create_engine(url, read_only=True) if is_sqlite(engine) else None
+    # Its own fixed pool: with overflow, 50 concurrent views opened connections beyond
+    # the pool (a thread each on SQLite, a server process on PostgreSQL) and closed them
+    # again at their return, and that churn cost more than the pages' statements.
+    single = create_engine(url, read_only=True, fixed_pool=SINGLE_READ_CONNECTIONS)
     try:
         yield Store(
             url=url,
             engine=engine,
             sessions=session_factory(engine),
             read_sessions=session_factory(reader or engine),
-            quick_reads=quick_sessions,
+            single_reads=single_statements(single),
         )
     finally:
+        await single.dispose()
         if reader is not None:
             await reader.dispose()
         await engine.dispose()

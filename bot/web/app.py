@@ -37,6 +37,7 @@ from bot.web.common import (
     error_page,
 )
 from bot.web.ops import HealthState
+from bot.web.paper_items import PaperItems
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +132,7 @@ def build_web_app(
         momentum=MomentumCache(momentum, ttl=momentum_ttl),
         leader_state=leader_state or _default_leader_state,
         pages=PageCache(page_cache_seconds),
+        items=PaperItems(),
         asker=asker,
     )
     app.on_response_prepare.append(_security_headers)
