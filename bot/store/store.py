@@ -8,15 +8,18 @@ composition root.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.store.engine import create_engine, is_sqlite, session_factory, single_statements
 from bot.store.migrate import upgrade
 
+_T = TypeVar("_T")
 # A page's statement holds its connection for well under a millisecond; more
 # connections would only add threads (SQLite) or server processes (PostgreSQL).
 SINGLE_READ_CONNECTIONS = 8
@@ -34,12 +37,30 @@ class Store:
     read_sessions: async_sessionmaker[AsyncSession]
     # The busiest public pages (a topic page, its feed) read with one statement each,
     # straight through the driver on a bare connection, outside any transaction
-    # (`bot.store.engine.single_statements`), from a small pool of their own.
+    # (`bot.store.engine.single_statements`), from a small pool of their own: see
+    # `single_read`.
     single_reads: AsyncEngine
 
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name
+
+    async def single_read(self, read: Callable[[AsyncConnection], Awaitable[_T]]) -> _T:
+        """`read(conn)` (one read-only statement) on a `single_reads` connection.
+
+        That pool skips the pre-ping, a round trip before every statement that cost
+        about as much CPU as the page's own statement; instead a connection the server
+        dropped (a restart) fails its statement, SQLAlchemy invalidates the pool, and the
+        read runs once more on a fresh connection: a read can always run again.
+        """
+        try:
+            async with self.single_reads.connect() as conn:
+                return await read(conn)
+        except DBAPIError as exc:
+            if not exc.connection_invalidated:
+                raise
+        async with self.single_reads.connect() as conn:
+            return await read(conn)
 
 
 @asynccontextmanager
@@ -52,7 +73,9 @@ async def open_store(url: str, *, migrate: bool = True) -> AsyncIterator[Store]:
     # Its own fixed pool: with overflow, 50 concurrent views opened connections beyond
     # the pool (a thread each on SQLite, a server process on PostgreSQL) and closed them
     # again at their return, and that churn cost more than the pages' statements.
-    single = create_engine(url, read_only=True, fixed_pool=SINGLE_READ_CONNECTIONS)
+    single = create_engine(
+        url, read_only=True, fixed_pool=SINGLE_READ_CONNECTIONS, pool_pre_ping=False
+    )
     try:
         yield Store(
             url=url,

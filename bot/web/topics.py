@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from aiohttp import web
 
@@ -67,8 +67,9 @@ async def show_topic(request: web.Request) -> web.Response:
         return cached
     slug = request.match_info["slug"]
     now = d.clock()
-    async with d.store.single_reads.connect() as conn:
-        found = await read_topic_page(conn, text=slug, offset=(page_no - 1) * PAGE_SIZE)
+    found = await d.store.single_read(
+        partial(read_topic_page, text=slug, offset=(page_no - 1) * PAGE_SIZE)
+    )
     if found is None:
         return _not_found(slug)
     topic = found.topic
@@ -105,8 +106,7 @@ async def show_feed(request: web.Request) -> web.Response:
     if (cached := d.pages.get(request.path)) is not None:  # a feed reads no parameter
         return cached
     slug = request.match_info["slug"]
-    async with d.store.single_reads.connect() as conn:
-        found = await read_topic_page(conn, text=slug)
+    found = await d.store.single_read(partial(read_topic_page, text=slug))
     if found is None:
         return _not_found(slug)
     topic = found.topic
