@@ -20,7 +20,9 @@ request reads the topic and its count, the page's 30 papers and their tags from 
 database and renders the template; only the momentum box comes from its in-process
 cache, 300 s, as in `serve`), and one-click unsubscribe
 (POST `List-Unsubscribe=One-Click` with a signed token; tokens cycle, so after the first
-round a person may already be unsubscribed). Prints req/s, p50 and p99 per case.
+round a person may already be unsubscribed). Prints req/s, p50 and p99 per case, and
+each server process's CPU microseconds per request (all its threads, from /proc), the
+figure to compare on a loaded machine.
 Goals (issue 14): uncached >= 2,000 req/s and p99 < 100 ms; cached unaffected by query
 strings; unsubscribe p99 < 100 ms at 50 concurrent on SQLite and PostgreSQL.
 """
@@ -31,6 +33,7 @@ import argparse
 import asyncio
 import itertools
 import multiprocessing as mp
+import os
 import sys
 import tempfile
 import time
@@ -186,6 +189,28 @@ async def fetch(base: str, method: str, path: str, body: str | None) -> tuple[by
         return await r.read(), r.headers.get("Content-Type", "text/html")
 
 
+def server_cpu(pid: int) -> float:
+    """CPU seconds a server process has used, all its threads (Linux; NaN elsewhere): on a
+    loaded machine the figure that holds, where req/s also measures who else is running."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def measured(
+    pid: int, base: str, clients: int, seconds: float, requests: itertools.cycle[Request]
+) -> dict[str, float]:
+    """`load`, plus the server's CPU microseconds per request over it."""
+    before = server_cpu(pid)
+    got = await load(base, clients, seconds, requests)
+    served = got["rps"] * seconds
+    got["cpu_us"] = (server_cpu(pid) - before) * 1e6 / served if served else float("nan")
+    return got
+
+
 def start(target: Any, args: tuple[Any, ...]) -> tuple[Any, str]:
     spawn = mp.get_context("spawn")
     ports: Any = spawn.Queue()
@@ -208,6 +233,7 @@ async def run_backend(backend: str, db_url: str, args: argparse.Namespace) -> No
     }
     bare, bare_url = start(serve_bare, (answers,))
     procs = [cached, uncached, bare]
+    pids = {cached_url: cached.pid, uncached_url: uncached.pid, bare_url: bare.pid}
     try:
         varied = (("GET", f"/topics/{SLUG}?utm_source=n{i}", None) for i in itertools.count())
         every: dict[str, tuple[str, str, Any]] = {
@@ -225,11 +251,18 @@ async def run_backend(backend: str, db_url: str, args: argparse.Namespace) -> No
             for r in range(rounds_arg(args.rounds)):
                 for side in ("papertide", "bare aiohttp")[:: 1 if r % 2 == 0 else -1]:
                     base = url if side == "papertide" else bare_url
-                    got[side].append(await load(base, args.clients, args.seconds, requests()))
+                    pid = pids[base]
+                    got[side].append(
+                        await measured(pid, base, args.clients, args.seconds, requests())
+                    )
             ours, theirs = got["papertide"], got["bare aiohttp"]
             errors = sum(r["errors"] for r in ours)
             p50 = sorted(r["p50"] for r in ours)[len(ours) // 2]
-            for key, name, better in (("rps", "req/s", True), ("p99", "p99 ms", False)):
+            for key, name, better in (
+                ("rps", "req/s", True),
+                ("p99", "p99 ms", False),
+                ("cpu_us", "server CPU µs/request", False),
+            ):
                 report(
                     f"{backend}: {label}, {name}",
                     Series("papertide", [r[key] for r in ours]),
