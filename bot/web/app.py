@@ -8,6 +8,7 @@ headers on every response. The composition root plugs chat apps' routes in via
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -202,5 +203,9 @@ async def serve_web(
     runner = web.AppRunner(app, access_log=None, keepalive_timeout=header_timeout)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
+    # What is built by now (modules, settings, engines, the app) lives as long as the
+    # process: out of the collector's full passes, which otherwise walk it all (~150,000
+    # objects) and held a busy server's every request for up to 0.3 s, its p99.
+    gc.freeze()
     log.info("web.serving", extra={"host": host, "port": port})
     return runner
