@@ -14,6 +14,10 @@ object of the process. Two hot paths hold many live objects for a bounded stretc
   sections, pieces of mail) that live until its mails are enqueued; full collections
   walked them and everything the process keeps (vocabulary, models, kept fragments): a
   fifth of a ranked batch's CPU in bench/ranking.py.
+
+A long-running server also keeps what it built at startup (modules, settings, engines,
+the app: ~150,000 objects) for its whole life; full passes walked it all and held a busy
+server's every request for up to 0.3 s, its p99 (bench/web.py), hence `keep_forever`.
 """
 
 from __future__ import annotations
@@ -47,3 +51,8 @@ def paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def keep_forever() -> None:
+    """Everything alive now lives as long as the process: out of the collector's passes."""
+    gc.freeze()

@@ -42,3 +42,13 @@ def test_the_thresholds_are_raised_and_never_lowered() -> None:
         assert gc.get_threshold() == (100_000, 20, 10)
     finally:
         gc.set_threshold(*before)
+
+
+def test_what_is_kept_forever_leaves_the_collectors_passes() -> None:
+    kept = [object() for _ in range(10)]
+    before = gc.get_freeze_count()
+    try:
+        collector.keep_forever()
+        assert gc.get_freeze_count() >= before + len(kept)
+    finally:
+        gc.unfreeze()

@@ -57,15 +57,22 @@ def is_sqlite(engine: AsyncEngine) -> bool:
     return engine.dialect.name == "sqlite"
 
 
-def create_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> AsyncEngine:
+def create_engine(
+    url: str, *, read_only: bool = False, fixed_pool: int | None = None, **kwargs: Any
+) -> AsyncEngine:
     """An AsyncEngine for `url` with papertide's per-backend settings applied.
 
     `read_only` matters on SQLite only: its transactions begin DEFERRED and may not write,
     so page views read a WAL snapshot without queueing behind writers for the lock.
+    `fixed_pool` keeps that many connections and never opens more: callers beyond it
+    wait in the pool's queue (asyncio, first come first served).
     """
     async_url, _ = driver_urls(url)
+    in_memory = ":memory:" in async_url or "mode=memory" in async_url
+    if fixed_pool is not None and not in_memory:
+        kwargs.update(pool_size=fixed_pool, max_overflow=0)
     if async_url.startswith("sqlite"):
-        if not read_only and ":memory:" not in async_url and "mode=memory" not in async_url:
+        if not read_only and not in_memory:
             # One writer per process. Every write transaction holds SQLite's one write
             # lock from BEGIN IMMEDIATE to commit, so a second connection could only wait
             # in SQLite's busy handler, which polls with sleeps of up to 100 ms: under 50
@@ -116,9 +123,25 @@ def _configure_sqlite(engine: AsyncEngine, *, read_only: bool) -> None:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Any) -> None:
+        if conn.get_execution_options().get(_SINGLE_STATEMENTS):
+            return  # see `single_statements`
         # IMMEDIATE takes the write lock up front, so two processes never deadlock
         # upgrading read locks: the busy timeout applies and nobody sees "database is locked".
         conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+
+# An execution option of papertide's own (see `single_statements`).
+_SINGLE_STATEMENTS = "papertide_single_statements"
+
+
+def single_statements(engine: AsyncEngine) -> AsyncEngine:
+    """`engine` for connections that each run one read-only statement outside any
+    transaction: a statement reads one snapshot by itself on either database, so the
+    BEGIN and ROLLBACK around it bought nothing but a thread hop (SQLite) or two round
+    trips (PostgreSQL)."""
+    if is_sqlite(engine):
+        return engine.execution_options(**{_SINGLE_STATEMENTS: True})
+    return engine.execution_options(isolation_level="AUTOCOMMIT")
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

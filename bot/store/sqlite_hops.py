@@ -206,14 +206,20 @@ class FewHopsConnection(aiosqlite.Connection):
         return begin
 
     async def commit(self) -> None:
-        """Commit, in one hop (none when nothing ran since BEGIN)."""
-        if self.take_begin() is None:
+        """Commit, in one hop (none when nothing ran since BEGIN, or outside a transaction)."""
+        if self.take_begin() is None and self._open():
             await self.hop(self._conn.commit)
 
     async def rollback(self) -> None:
-        """Roll back, in one hop (none when nothing ran since BEGIN)."""
-        if self.take_begin() is None:
+        """Roll back, in one hop (none when nothing ran since BEGIN, or outside a
+        transaction: a lone statement in autocommit, see bot.store.engine)."""
+        if self.take_begin() is None and self._open():
             await self.hop(self._conn.rollback)
+
+    def _open(self) -> bool:
+        # sqlite3 commits and rolls back nothing outside a transaction; a closed connection
+        # still takes the hop, so sqlite3 raises as it would have.
+        return self._connection is None or self._connection.in_transaction
 
     def cursor(self) -> FewHopsCursor:  # type: ignore[override]
         return FewHopsCursor(self)

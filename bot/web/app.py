@@ -16,6 +16,7 @@ from datetime import datetime
 from aiohttp import web
 from prometheus_client import Counter, Histogram
 
+from bot import collector
 from bot.ask.service import Asker
 from bot.config import Settings
 from bot.errors import PapertideError
@@ -37,6 +38,7 @@ from bot.web.common import (
     error_page,
 )
 from bot.web.ops import HealthState
+from bot.web.paper_items import PaperItems
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +133,7 @@ def build_web_app(
         momentum=MomentumCache(momentum, ttl=momentum_ttl),
         leader_state=leader_state or _default_leader_state,
         pages=PageCache(page_cache_seconds),
+        items=PaperItems(),
         asker=asker,
     )
     app.on_response_prepare.append(_security_headers)
@@ -200,5 +203,7 @@ async def serve_web(
     runner = web.AppRunner(app, access_log=None, keepalive_timeout=header_timeout)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
+    # What is built by now lives as long as the process (see bot/collector.py).
+    collector.keep_forever()
     log.info("web.serving", extra={"host": host, "port": port})
     return runner

@@ -43,12 +43,12 @@ def _ref(topic: Topic) -> TopicRef:
     return TopicRef(int(topic.id or 0), topic.slug, topic.name)
 
 
-async def matching_papers(d: WebDeps, topic: Topic, query: str) -> Matching:
+async def matching_papers(d: WebDeps, topic: TopicRef, query: str) -> Matching:
     """Up to CANDIDATES papers of `topic` matching `query`, in the answer's order."""
     if d.asker is None:
         return Matching(error="Searching by question is not set up here.")
     try:
-        found = await d.asker.search(query[:MAX_QUESTION], topic=_ref(topic), limit=CANDIDATES)
+        found = await d.asker.search(query[:MAX_QUESTION], topic=topic, limit=CANDIDATES)
     except QuestionError as exc:
         return Matching(error=str(exc))
     ids = [s.paper_id for s in found.ranked]

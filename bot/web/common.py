@@ -21,6 +21,7 @@ from bot.store.store import Store
 from bot.subscriptions.tokens import check_form_token
 from bot.subscriptions.urls import PublicUrls
 from bot.templating import render
+from bot.web.paper_items import PaperItems
 
 # (session, slug, now) -> {count_4w, count_prev_4w, change_pct, share_pct, spiking,
 #                          p_value, weekly: [12 counts], line} | None
@@ -98,6 +99,7 @@ class WebDeps:
     momentum: MomentumCache
     leader_state: LeaderState
     pages: PageCache
+    items: PaperItems  # the topic pages' rendered papers, by row
     asker: Asker | None = None  # questions about a topic (the ask box, `?q=` on a topic page)
 
 

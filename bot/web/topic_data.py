@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from operator import itemgetter
 from typing import Any, Protocol
 
-from sqlalchemy import bindparam
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.store.models import Paper, PaperTopic, Topic
 from bot.store.records import paper_url
+from bot.timeutil import as_utc
 
 PAGE_SIZE = 30
 SHOWN_AUTHORS = 3
@@ -36,60 +36,130 @@ class PaperView:
     tags: tuple[tuple[str, str], ...]  # (slug, name) of the paper's topics
 
 
-# Built once: composing a statement costs more than running it from SQLAlchemy's cache.
-# The page's ids come straight from the index (topic_id, published, paper_id), then only
-# those rows: never a sort of every paper in the topic.
-_NEWEST = (
-    select(col(PaperTopic.paper_id), col(PaperTopic.published))
-    .where(col(PaperTopic.topic_id) == bindparam("topic_id"))
-    .order_by(col(PaperTopic.published).desc(), col(PaperTopic.paper_id).desc())
-    .limit(bindparam("limit"))
-    .offset(bindparam("offset"))
-    .subquery()
+@dataclass(frozen=True, slots=True)
+class TopicHead:
+    """What a topic page and its feed show of the topic itself."""
+
+    id: int
+    slug: str
+    name: str
+    description: str
+    updated_at: datetime
+
+
+# A paper of the page as the driver returned it: id, title, abstract, authors,
+# categories, primary_category, links (JSON as text), published, updated, and its
+# topics' (slug, name) pairs (JSON text, or None). Hashable: it keys the rendered item.
+PaperRow = tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPage:
+    """A topic, its paper count and one page of its papers, newest first."""
+
+    topic: TopicHead
+    total: int
+    rows: list[PaperRow]
+    sqlite: bool  # how the driver spelled times and in what order it gave the tags
+
+    def view(self, row: PaperRow) -> PaperView:
+        """One row as the page shows it."""
+        pid, title, abstract, authors, categories, primary, links, published, updated, tags = row
+        pairs = [(str(slug), str(name)) for slug, name in _DECODE(tags or "[]")]
+        if self.sqlite:  # SQLite's 3.40 cannot order inside an aggregate: by name here
+            pairs.sort(key=itemgetter(1))  # as ORDER BY name (BINARY: code point order)
+        fields = _Fields(
+            pid, title, abstract, _DECODE(authors), _DECODE(categories), primary,
+            _DECODE(links), self._time(published), self._time(updated),
+        )  # fmt: skip
+        return to_view(fields, tuple(pairs))
+
+    def views(self) -> list[PaperView]:
+        return [self.view(row) for row in self.rows]
+
+    def _time(self, value: Any) -> datetime:
+        return _sqlite_time(value) if self.sqlite else as_utc(value)
+
+
+def _sqlite_time(text: str) -> datetime:
+    # How UTCDateTime stores a time on SQLite: naive UTC text.
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class _Fields:
+    id: str
+    title: str
+    abstract: str
+    authors: list[dict[str, Any]]
+    categories: list[str]
+    primary_category: str
+    links: dict[str, str]
+    published: datetime
+    updated: datetime
+
+
+_DECODE = json.JSONDecoder().decode
+# The whole page in one statement, straight to the driver (as bot/ingest/paperrows.py
+# writes papers): the topic by slug or name as `catalog.lookup.find_topic` finds it, its
+# paper count (counted once, in `t`: beside the papers it was counted once per row),
+# the page's ids from the index (topic_id, published, paper_id) (never a
+# sort of the whole topic), those papers and each one's active topics. One statement
+# reads one snapshot on either database, so it runs outside any transaction
+# (`Store.single_reads`). Through the ORM this was three statements, 30 row objects and
+# per-column conversions: more CPU than the page's rendering. JSON stays text here:
+# a page decodes only the papers it has not rendered before (bot/web/paper_items.py).
+_PAGE_SQL = """
+WITH t AS (
+    SELECT id, slug, name, description, updated_at,
+        (SELECT count(*) FROM paper_topic WHERE topic_id = topic.id) AS total
+    FROM topic WHERE active AND (lower(slug) = {p} OR lower(name) = {p}) LIMIT 1
+), n AS (
+    SELECT paper_id, published FROM paper_topic WHERE topic_id = (SELECT id FROM t)
+    ORDER BY published DESC, paper_id DESC LIMIT {p} OFFSET {p}
 )
-# Plain rows, not ORM objects: the page only reads them, and building 30 tracked
-# instances cost more than the query.
-_SHOWN: list[Any] = [
-    col(Paper.id),
-    col(Paper.title),
-    col(Paper.abstract),
-    col(Paper.authors),
-    col(Paper.categories),
-    col(Paper.primary_category),
-    col(Paper.links),
-    col(Paper.published),
-    col(Paper.updated),
-]
-_PAGE = (
-    select(*_SHOWN)
-    .join(_NEWEST, _NEWEST.c.paper_id == col(Paper.id))
-    .order_by(_NEWEST.c.published.desc(), _NEWEST.c.paper_id.desc())
+SELECT t.id, t.slug, t.name, t.description, t.updated_at, t.total,
+    p.id, p.title, p.abstract, p.authors{text}, p.categories{text}, p.primary_category,
+    p.links{text}, p.published, p.updated,
+    (SELECT {tags} FROM paper_topic x JOIN topic o ON o.id = x.topic_id
+     WHERE x.paper_id = p.id AND o.active)
+FROM t LEFT JOIN n ON {true} LEFT JOIN paper p ON p.id = n.paper_id
+ORDER BY n.published DESC, n.paper_id DESC
+"""
+_SQLITE_PAGE = _PAGE_SQL.format(
+    p="?", text="", true="1", tags="json_group_array(json_array(o.slug, o.name))"
 )
-_TAGS = (
-    select(col(PaperTopic.paper_id), col(Topic.slug), col(Topic.name))
-    .join(Topic, col(Topic.id) == col(PaperTopic.topic_id))
-    .where(col(PaperTopic.paper_id).in_(bindparam("ids", expanding=True)))
-    .where(col(Topic.active).is_(True))
-    .order_by(col(Topic.name))
+_PG_PAGE = _PAGE_SQL.format(
+    p="%s",
+    text="::text",
+    true="true",
+    tags="json_agg(json_build_array(o.slug, o.name) ORDER BY o.name)::text",
 )
 
 
-async def latest_papers(
-    *, session: AsyncSession, topic_id: int, limit: int = PAGE_SIZE, offset: int = 0
-) -> list[PaperView]:
-    """The topic's papers, newest first, each with its other topics as tags."""
-    found = await session.execute(_PAGE, {"topic_id": topic_id, "limit": limit, "offset": offset})
-    papers = list(found.all())
-    tags: dict[str, list[tuple[str, str]]] = {p.id: [] for p in papers}
-    if papers:
-        rows = await session.execute(_TAGS, {"ids": list(tags)})
-        for paper_id, slug, name in rows.all():
-            tags[paper_id].append((slug, name))
-    return [to_view(p, tuple(tags[p.id])) for p in papers]
+async def read_topic_page(
+    conn: AsyncConnection, *, text: str, limit: int = PAGE_SIZE, offset: int = 0
+) -> TopicPage | None:
+    """The active topic named `text` (slug or name, any case) with one page of its
+    papers, or None when there is no such topic."""
+    wanted = text.strip().lower()
+    sqlite = conn.dialect.name == "sqlite"
+    found = await conn.exec_driver_sql(
+        _SQLITE_PAGE if sqlite else _PG_PAGE, (wanted, wanted, limit, offset)
+    )
+    rows: list[Any] = list(found.fetchall())  # plain driver values: no type processing
+    if not rows:
+        return None
+    tid, slug, name, description, updated_at, total = rows[0][:6]
+    head = TopicHead(
+        tid, slug, name, description, _sqlite_time(updated_at) if sqlite else as_utc(updated_at)
+    )
+    papers = [tuple(row[6:]) for row in rows if row[6] is not None]
+    return TopicPage(head, int(total), papers, sqlite)
 
 
 class PaperLike(Protocol):
-    """What `to_view` reads: a `Paper` or a row of `_PAGE`."""
+    """What `to_view` reads: a `Paper`, or a row of the page decoded."""
 
     @property
     def id(self) -> str: ...

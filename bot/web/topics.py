@@ -2,25 +2,40 @@
 
 from __future__ import annotations
 
-from aiohttp import web
-from sqlalchemy.ext.asyncio import AsyncSession
+from datetime import UTC, date, datetime, time
+from functools import lru_cache, partial
 
-from bot.catalog.lookup import TopicNotFound, find_topic, find_topic_counted, topic_summaries
-from bot.store.models import Topic
+from aiohttp import web
+
+from bot.ask.answer import TopicRef
+from bot.catalog.lookup import topic_summaries
 from bot.subscriptions.urls import topic_ask_path
 from bot.web.ask_pages import matching_papers
 from bot.web.atom import build_feed
 from bot.web.common import deps, error_page, page
-from bot.web.topic_data import PAGE_SIZE, chart_bars, latest_papers, week_labels
+from bot.web.paper_items import render_items
+from bot.web.topic_data import (
+    PAGE_SIZE,
+    Bar,
+    TopicHead,
+    chart_bars,
+    read_topic_page,
+    week_labels,
+)
 
 MAX_PAGE = 1000
 
 
-async def _topic(session: AsyncSession, slug: str) -> Topic | None:
-    try:
-        return await find_topic(session=session, text=slug)
-    except TopicNotFound:
-        return None
+@lru_cache(maxsize=64)
+def _chart(weekly: tuple[int, ...], today: date) -> tuple[list[Bar], str, str]:
+    """The momentum chart's bars and axis labels: the same all day for the same counts,
+    which stay the same for the momentum cache's five minutes."""
+    now = datetime.combine(today, time(), UTC)
+    return chart_bars(list(weekly), now), *week_labels(len(weekly) or 12, now)
+
+
+def _ref(topic: TopicHead) -> TopicRef:
+    return TopicRef(topic.id, topic.slug, topic.name)
 
 
 def _not_found(slug: str) -> web.Response:
@@ -52,32 +67,30 @@ async def show_topic(request: web.Request) -> web.Response:
         return cached
     slug = request.match_info["slug"]
     now = d.clock()
-    async with d.store.quick_reads() as session:
-        try:
-            topic, total = await find_topic_counted(session=session, text=slug)
-        except TopicNotFound:
-            return _not_found(slug)
-        assert topic.id is not None
-        papers = await latest_papers(
-            session=session, topic_id=topic.id, offset=(page_no - 1) * PAGE_SIZE
-        )
+    found = await d.store.single_read(
+        partial(read_topic_page, text=slug, offset=(page_no - 1) * PAGE_SIZE)
+    )
+    if found is None:
+        return _not_found(slug)
+    topic = found.topic
     query = " ".join(request.query.get("q", "").split())
-    matching = await matching_papers(d, topic, query) if query else None
+    matching = await matching_papers(d, _ref(topic), query) if query else None
     # Its own session, after the page's reads: a slow aggregate never holds the store.
     momentum = await d.momentum.get(d.store.read_sessions, slug, now)
-    weekly = [int(n) for n in (momentum or {}).get("weekly", [])]
-    first_week, last_week = week_labels(len(weekly) or 12, now)
+    bars, first_week, last_week = _chart(
+        tuple(int(n) for n in (momentum or {}).get("weekly", [])), now.date()
+    )
     response = page(
         "topic.html",
         topic=topic,
-        total=total,
-        papers=papers,
+        total=found.total,
+        papers_html=render_items(matching.papers) if matching else d.items.items(found),
         momentum=momentum,
-        bars=chart_bars(weekly, now),
+        bars=bars,
         first_week=first_week,
         last_week=last_week,
         page_no=page_no,
-        has_next=page_no * PAGE_SIZE < total,
+        has_next=page_no * PAGE_SIZE < found.total,
         query=query,
         matching=matching,
         ask_url=topic_ask_path(topic.slug),
@@ -93,16 +106,15 @@ async def show_feed(request: web.Request) -> web.Response:
     if (cached := d.pages.get(request.path)) is not None:  # a feed reads no parameter
         return cached
     slug = request.match_info["slug"]
-    async with d.store.quick_reads() as session:
-        topic = await _topic(session, slug)
-        if topic is None or topic.id is None:
-            return _not_found(slug)
-        papers = await latest_papers(session=session, topic_id=topic.id)
+    found = await d.store.single_read(partial(read_topic_page, text=slug))
+    if found is None:
+        return _not_found(slug)
+    topic = found.topic
     body = build_feed(
         title=f"papertide: {topic.name}",
         feed_url=d.urls.topic_feed(topic.slug),
         page_url=d.urls.topic(topic.slug),
-        papers=papers,
+        papers=found.views(),
         updated=topic.updated_at,
     )
     response = web.Response(body=body, content_type="application/atom+xml", charset="utf-8")

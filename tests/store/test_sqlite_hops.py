@@ -12,7 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store import sqlite_hops
-from bot.store.engine import create_engine
+from bot.store.engine import create_engine, single_statements
 
 
 @pytest.fixture
@@ -114,3 +114,21 @@ async def test_a_begin_rides_with_the_first_statement(engine: AsyncEngine, hops:
         assert hops == ["_run", "commit"]
     async with engine.connect() as conn:
         assert (await conn.execute(text("SELECT count(*) FROM n"))).scalar_one() == 990
+
+
+async def test_a_single_statement_read_takes_one_hop_and_leaves_no_transaction(
+    engine: AsyncEngine, hops: list[str]
+) -> None:
+    """`single_statements`: no BEGIN, and no ROLLBACK hop after the statement."""
+    reads = single_statements(create_engine(engine.url.render_as_string(), read_only=True))
+    try:
+        async with reads.connect() as conn:
+            hops.clear()
+            rows = (await conn.exec_driver_sql("SELECT count(*) FROM n")).all()
+            driver = (await conn.get_raw_connection()).driver_connection
+            assert driver is not None
+            assert not driver.in_transaction  # its own snapshot ended with the statement
+        assert rows == [(1000,)]
+        assert hops == ["_run"]
+    finally:
+        await reads.dispose()

@@ -12,7 +12,7 @@ from sqlmodel import col
 from bot.matching.matches import record_matches
 from bot.store.models import Paper, PaperTopic, Topic
 from bot.types import Match, MatchKind
-from bot.web.topic_data import latest_papers
+from bot.web.topic_data import TopicPage, read_topic_page
 
 START = datetime(2026, 9, 1, tzinfo=UTC)
 
@@ -36,9 +36,11 @@ async def test_newest_first_from_the_copied_dates_which_follow_a_changed_date(
         rows = (await session.execute(select(PaperTopic, Paper).join(
             Paper, col(Paper.id) == col(PaperTopic.paper_id)))).all()  # fmt: skip
         assert all(pt.published == p.published for pt, p in rows)
-        first = await latest_papers(session=session, topic_id=topic_id, limit=30)
-        rest = await latest_papers(session=session, topic_id=topic_id, limit=30, offset=30)
-    shown = [(p.published, p.id) for p in first + rest]
+        first = await _page(session, limit=30)
+        rest = await _page(session, limit=30, offset=30)
+    assert first.topic.id == topic_id
+    assert first.total == rest.total == 40
+    shown = [(p.published, p.id) for p in first.views() + rest.views()]
     assert len(shown) == 40
     assert shown == sorted(shown, reverse=True)
     # arXiv's record repairs a date: the paper moves on the page at once.
@@ -48,5 +50,11 @@ async def test_newest_first_from_the_copied_dates_which_follow_a_changed_date(
             update(Paper).where(col(Paper.id) == oldest).values(published=START + timedelta(days=9))
         )
     async with sessions() as session:
-        top = await latest_papers(session=session, topic_id=topic_id, limit=1)
-    assert [p.id for p in top] == [oldest]
+        top = await _page(session, limit=1)
+    assert [p.id for p in top.views()] == [oldest]
+
+
+async def _page(session: AsyncSession, *, limit: int, offset: int = 0) -> TopicPage:
+    page = await read_topic_page(await session.connection(), text="t", limit=limit, offset=offset)
+    assert page is not None
+    return page

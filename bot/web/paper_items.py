@@ -1,0 +1,58 @@
+"""A topic page's papers as HTML: each paper's `<li>`, rendered once per content.
+
+Rendering 30 papers with their authors, affiliations and tags (jinja2, every field
+escaped) cost more than reading them. A paper's item depends on nothing but its row, so
+`PaperItems` keeps each rendered item keyed by the row itself, every column the item is
+made of as the driver returned it, tags included: a paper edited in any rendered way
+(a repaired title, a new topic, a moved date) is a new key and renders afresh. The memo is
+an LRU of `max_entries` items (a few KB each: the key's text and the item's HTML), so a
+crawler walking every page of every topic costs renders, never unbounded memory.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+
+from markupsafe import Markup
+
+from bot.templating import environment
+from bot.web.topic_data import PaperRow, PaperView, TopicPage
+
+ITEM_TEMPLATE = "web/paper_item.html"
+
+
+def render_item(paper: PaperView) -> Markup:
+    """One paper's `<li>` (templates/web/paper_item.html), escaped as the page would."""
+    return Markup(environment().get_template(ITEM_TEMPLATE).render(p=paper))  # noqa: S704
+
+
+def render_items(papers: Iterable[PaperView]) -> Markup:
+    """Items of papers that are not rows of a page (a question's matches): no memo."""
+    return Markup("").join(render_item(p) for p in papers)
+
+
+class PaperItems:
+    """Rendered items by row, least recently shown dropped first past `max_entries`."""
+
+    def __init__(self, max_entries: int = 4096) -> None:
+        self._max = max_entries
+        self._items: OrderedDict[PaperRow, Markup] = OrderedDict()
+
+    def items(self, page: TopicPage) -> Markup:
+        """The page's items, newest paper first, as one piece of HTML (the template
+        inserts it once, instead of once per paper); renders only rows not seen before."""
+        out: list[str] = []
+        for row in page.rows:
+            item = self._items.get(row)
+            if item is None:
+                item = self._items[row] = render_item(page.view(row))
+                if len(self._items) > self._max:
+                    self._items.popitem(last=False)
+            else:
+                self._items.move_to_end(row)
+            out.append(item)
+        return Markup("".join(out))  # noqa: S704 (every part is a rendered, escaped item)
+
+    def __len__(self) -> int:
+        return len(self._items)
