@@ -37,15 +37,9 @@ _BY_NAME = select(Topic).where(
     ),
 )
 _COUNT = select(func.count()).where(col(PaperTopic.topic_id) == bindparam("topic_id"))
+
+
 # The topic and its paper count in one statement (one round trip for a topic page).
-_BY_NAME_COUNTED = _BY_NAME.add_columns(
-    select(func.count())
-    .where(col(PaperTopic.topic_id) == col(Topic.id))
-    .correlate(Topic)
-    .scalar_subquery()
-)
-
-
 async def find_topic(*, session: AsyncSession, text: str) -> Topic:
     """The active topic whose slug or name is `text` (any case), else TopicNotFound."""
     wanted = text.strip().lower()
@@ -61,15 +55,6 @@ async def find_topic(*, session: AsyncSession, text: str) -> Topic:
     by_key.update({name.lower(): slug for slug, name in rows})
     close = difflib.get_close_matches(wanted, list(by_key), n=6, cutoff=0.5)
     raise TopicNotFound(text, list(dict.fromkeys(by_key[c] for c in close))[:3])
-
-
-async def find_topic_counted(*, session: AsyncSession, text: str) -> tuple[Topic, int]:
-    """`find_topic` and `count_papers` of the topic found, in one statement."""
-    found = (await session.execute(_BY_NAME_COUNTED, {"wanted": text.strip().lower()})).first()
-    if found is None:
-        return await find_topic(session=session, text=text), 0  # raises, with suggestions
-    topic, count = found
-    return topic, int(count)
 
 
 async def search_topics(*, session: AsyncSession, words: str = "") -> list[Topic]:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.catalog.lookup import TopicNotFound, count_papers, find_topic_counted
+from bot.catalog.lookup import TopicNotFound, count_papers, find_topic
 from bot.store.models import Paper, PaperTopic, Topic
 
 WHEN = datetime(2026, 9, 1, tzinfo=UTC)
@@ -42,18 +42,17 @@ async def _seed(sessions: async_sessionmaker[AsyncSession]) -> tuple[int, int]:
         return rl.id, cv.id
 
 
-async def test_the_topic_comes_with_its_own_count(
+async def test_a_topic_is_found_by_slug_or_name_in_any_case_with_its_count(
     sessions: async_sessionmaker[AsyncSession],
 ) -> None:
     rl, cv = await _seed(sessions)
     async with sessions() as session:
-        found, total = await find_topic_counted(session=session, text="RL-Agents")
-        assert (found.id, total) == (rl, 5)
-        assert total == await count_papers(session=session, topic_id=rl)
-        by_name, one = await find_topic_counted(session=session, text="VISION")
-        assert (by_name.id, one) == (cv, 1)
-        empty, none = await find_topic_counted(session=session, text="quiet")
-        assert (empty.slug, none) == ("quiet", 0)
+        found = await find_topic(session=session, text="RL-Agents")
+        assert (found.id, await count_papers(session=session, topic_id=rl)) == (rl, 5)
+        by_name = await find_topic(session=session, text="VISION")
+        assert (by_name.id, await count_papers(session=session, topic_id=cv)) == (cv, 1)
+        empty = await find_topic(session=session, text="quiet")
+        assert (empty.slug, await count_papers(session=session, topic_id=empty.id)) == ("quiet", 0)
 
 
 async def test_an_unknown_topic_still_says_what_was_meant(
@@ -62,5 +61,5 @@ async def test_an_unknown_topic_still_says_what_was_meant(
     await _seed(sessions)
     async with sessions() as session:
         with pytest.raises(TopicNotFound) as raised:
-            await find_topic_counted(session=session, text="visoin")
+            await find_topic(session=session, text="visoin")
     assert raised.value.suggestions == ["vision"]
