@@ -9,7 +9,9 @@ never swap). When the bound is reached `submit` says no at once, and the adapter
 answers "busy, try again" in the ack itself: nothing is dropped silently and the
 backlog, hence the answer latency, cannot grow without limit. The bound is a number of
 jobs (`capacity`) and, with `wait_budget`, a time: a job is refused when the jobs ahead
-of it would take longer than the budget at the rate jobs finished lately.
+of it on its own worker (or in all, for the whole queue) would take longer than the
+budget at the rate jobs finished lately. Its own worker's matters: people are spread
+over the workers by a hash, not evenly, and a job waits for its worker alone.
 
 The workers run on their own thread with their own event loop. A command costs a few
 database round trips, each several awaits; on the acks' loop every one of them waited
@@ -87,6 +89,7 @@ class CommandQueue:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._queues: list[asyncio.Queue[Job]] = []
+        self._depth = [0] * workers  # jobs waiting or running, per worker
         self._tasks: list[asyncio.Task[None]] = []
         self._idle: asyncio.Event | None = None  # set on the queue's loop when pending is 0
         self._stopped = threading.Event()
@@ -100,13 +103,16 @@ class CommandQueue:
     def submit(self, key: str, job: Job) -> bool:
         """Queue `job` behind the earlier jobs of `key`; False (nothing queued) when full or
         stopping."""
+        # crc32, not hash(): the same person lands on the same worker in every process run.
+        worker = zlib.crc32(key.encode()) % self.workers
         with self._lock:
-            if self._closing or self._pending >= self.capacity or self._over_budget():
+            if self._closing or self._pending >= self.capacity or self._over_budget(worker):
                 self.refused += 1
                 refused = self.refused
                 accepted = False
             else:
                 self._pending += 1
+                self._depth[worker] += 1
                 accepted = True
                 if self._thread is None:
                     self._start()
@@ -114,17 +120,15 @@ class CommandQueue:
             if refused % 100 == 1:  # one line per hundred: a flood must not flood the log
                 log.warning("chat.queue_full", extra={"refused": refused})
             return False
-        # crc32, not hash(): the same person lands on the same worker in every process run.
-        queue = self._queues[zlib.crc32(key.encode()) % self.workers]
         assert self._loop is not None
-        self._loop.call_soon_threadsafe(queue.put_nowait, job)
+        self._loop.call_soon_threadsafe(self._queues[worker].put_nowait, job)
         return True
 
-    def _over_budget(self) -> bool:
-        """Would a new job wait more than `wait_budget`, judged by how fast jobs finished in
-        the last 4 budgets? Only once every worker is busy and that rate is known (a burst
-        after a quiet hour is bounded by `capacity` until it is)."""
-        if self.wait_budget is None or self._pending < self.workers:
+    def _over_budget(self, worker: int) -> bool:
+        """Would a new job for `worker` wait more than `wait_budget`, judged by how fast
+        jobs finished in the last 4 budgets? Only when that worker is busy and the rate is
+        known (a burst after a quiet hour is bounded by `capacity` until it is)."""
+        if self.wait_budget is None or self._depth[worker] == 0:
             return False
         now = self._clock()
         recent = self._finished
@@ -133,7 +137,9 @@ class CommandQueue:
         if len(recent) < max(2, self.workers):
             return False
         per_second = (len(recent) - 1) / max(now - recent[0], self.wait_budget / 4)
-        return self._pending >= per_second * self.wait_budget
+        # A worker finishes about per_second / workers jobs a second while all are busy.
+        ahead = max(self._pending, self._depth[worker] * self.workers)
+        return ahead >= per_second * self.wait_budget
 
     def call(
         self, key: str, work: Callable[[], Awaitable[T]]
@@ -176,7 +182,10 @@ class CommandQueue:
 
     async def close(self, *, drain_seconds: float = DRAIN_SECONDS) -> None:
         """Refuse new jobs, let the accepted ones finish (at most `drain_seconds`), then
-        stop the thread. A job still running after that is cancelled and logged."""
+        stop the thread; then wait for the work they sent `home` (a `/papers ask`
+        answer), in what is left of `drain_seconds`. Whatever is still running after
+        that is cancelled and logged."""
+        deadline = time.monotonic() + drain_seconds
         with self._lock:
             self._closing = True
             loop, thread = self._loop, self._thread
@@ -189,6 +198,19 @@ class CommandQueue:
             stopping = asyncio.run_coroutine_threadsafe(self._stop(drain_seconds), loop)
             await asyncio.wrap_future(stopping)
         await asyncio.to_thread(thread.join)
+        await self._settle_homes(deadline - time.monotonic())
+
+    async def _settle_homes(self, limit: float) -> None:
+        # The homes' loop is the caller's (the acks' loop, which closes the queue at
+        # shutdown): it keeps running them while this waits.
+        homes = list(self._homes)
+        if not homes:
+            return
+        _, late = await asyncio.wait([asyncio.wrap_future(f) for f in homes], timeout=max(limit, 0))
+        if late:
+            log.error("chat.followups_abandoned", extra={"pending": len(late)})
+            for future in self._homes:
+                future.cancel()
 
     # --- the queue's own thread ------------------------------------------------------------
 
@@ -201,7 +223,7 @@ class CommandQueue:
             self._loop = loop
             self._idle = asyncio.Event()
             self._queues = [asyncio.Queue() for _ in range(self.workers)]
-            self._tasks = [loop.create_task(self._work(q)) for q in self._queues]
+            self._tasks = [loop.create_task(self._work(w)) for w in range(self.workers)]
             ready.set()
             try:
                 loop.run_forever()
@@ -213,7 +235,8 @@ class CommandQueue:
         self._thread.start()
         ready.wait()
 
-    async def _work(self, queue: asyncio.Queue[Job]) -> None:
+    async def _work(self, worker: int) -> None:
+        queue = self._queues[worker]
         while True:
             job = await queue.get()
             try:
@@ -224,6 +247,7 @@ class CommandQueue:
             finally:
                 with self._lock:
                     self._pending -= 1
+                    self._depth[worker] -= 1
                     self._finished.append(self._clock())
                     idle = self._pending == 0
                 if idle and self._idle is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import zlib
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -184,3 +185,28 @@ async def test_a_flood_is_bounded_by_the_wait_it_would_cause_not_only_by_capacit
     assert all(queue.submit("U1", gated(gate, done, n)) for n in range(4, 10))
     await queue.close()
     assert done == [1, 2, 4, 5, 6, 7, 8, 9]
+
+
+async def test_a_job_is_refused_when_its_own_worker_is_too_far_behind() -> None:
+    """People are spread over workers by a hash: a worker with a line of its own is
+    judged by that line, even while the queue as a whole has room."""
+    now = [100.0]
+    queue = CommandQueue(workers=2, capacity=50, wait_budget=1.0, clock=lambda: now[0])
+    keys = [f"U{n}" for n in range(40)]
+    same = [k for k in keys if zlib.crc32(k.encode()) % 2 == 0][:2]
+    other = next(k for k in keys if zlib.crc32(k.encode()) % 2 == 1)
+
+    async def half_a_second() -> None:
+        now[0] += 0.5
+
+    for key in (*same, other, other):  # learnt: two jobs a second, so a second a worker
+        assert queue.submit(key, half_a_second)
+    await queue.join()
+    gate = threading.Event()
+    done: list[int] = []
+    assert queue.submit(same[0], gated(gate, done, 1))  # its worker is idle
+    assert not queue.submit(same[1], gated(gate, done, 2))  # a second behind the first
+    assert queue.submit(other, gated(gate, done, 3))  # the other worker is idle
+    gate.set()
+    await queue.close()
+    assert sorted(done) == [1, 3]
