@@ -38,6 +38,8 @@ from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.store.engine import once_more_if_disconnected
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -286,3 +288,15 @@ class CommandWork:
 
     queue: CommandQueue
     sessions: async_sessionmaker[AsyncSession]
+
+    async def run(self, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+        """`work` in a session of the queue's engine (it commits what it keeps); run
+        again on a fresh connection if the database had dropped this one. The engine
+        does not ping a connection before each use (a round trip per command), so this
+        is how a command survives a database restart."""
+
+        async def once() -> T:
+            async with self.sessions() as session:
+                return await work(session)
+
+        return await once_more_if_disconnected(once)

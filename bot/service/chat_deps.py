@@ -85,7 +85,9 @@ def build_command_work(
     """The command queue with an engine of its own: the engine is only ever connected on
     the queue's thread (an engine's connections belong to the loop that opened them) and
     disposed there when the queue stops."""
-    engine = create_engine(database_url)
+    # No ping before each checkout (a round trip per command on PostgreSQL): the work
+    # runs through `CommandWork.run`, which retries once when a connection is found dead.
+    engine = create_engine(database_url, pool_pre_ping=False)
     queue = CommandQueue(
         workers=workers, capacity=capacity, wait_budget=WAIT_BUDGET, on_stop=engine.dispose
     )

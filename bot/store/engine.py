@@ -7,10 +7,13 @@ twin of the same driver, once, at start.
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
     AsyncEngine,
@@ -22,6 +25,9 @@ from sqlalchemy.ext.asyncio import (
 from bot.errors import ConfigError
 from bot.store import sqlite_hops
 
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 # Where a prebuilt Core statement may run: an ORM session's transaction, or a bare
 # connection's (hot paths that want no Session machinery: the one-click unsubscribe).
@@ -118,6 +124,26 @@ def _configure_sqlite(engine: AsyncEngine, *, read_only: bool) -> None:
         # IMMEDIATE takes the write lock up front, so two processes never deadlock
         # upgrading read locks: the busy timeout applies and nobody sees "database is locked".
         conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+
+async def once_more_if_disconnected(transaction: Callable[[], Awaitable[T]]) -> T:
+    """Run `transaction` (a whole one: it opens, commits and closes its own session);
+    once more if the database dropped its connection (a restart, a failover, an idle
+    connection killed).
+
+    For engines without `pool_pre_ping`, which would otherwise pay a round trip per
+    checkout to find a dead connection before it is used: SQLAlchemy discards the
+    pool's connections when it sees the disconnect, so the second run gets a fresh
+    one. Only for work that may run twice: it rolled back, unless the connection died
+    during its COMMIT (then a claim in the same transaction, as commands make, turns
+    the second run away)."""
+    try:
+        return await transaction()
+    except DBAPIError as exc:
+        if not exc.connection_invalidated:
+            raise
+        log.warning("store.reconnect", extra={"error": type(exc.orig).__name__})
+        return await transaction()
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

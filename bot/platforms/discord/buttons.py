@@ -15,6 +15,7 @@ import logging
 from typing import Any
 
 import discord
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.chat.commands import CommandContext, Reply
 from bot.chat.queue import BUSY, CommandWork
@@ -78,11 +79,13 @@ async def answer_button(
     else:
         paper_id = found.paper_id
 
-        async def record() -> Pressed:
-            async with work.sessions() as session:
-                done = await press(session, ctx, paper_id, leaning, undo=undo)
-                await session.commit()
+        async def recorded(session: AsyncSession) -> Pressed:
+            done = await press(session, ctx, paper_id, leaning, undo=undo)
+            await session.commit()
             return done
+
+        async def record() -> Pressed:
+            return await work.run(recorded)
 
         queued = work.queue.call(f"{ctx.workspace}:{ctx.user}", record)
         try:

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 import discord
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.chat.commands import CommandContext, CommandDeps, Reply, run_command
 from bot.chat.queue import BUSY, CommandWork
@@ -95,9 +96,11 @@ async def answer_command(
     ctx = replace(context_for(interaction), upload=upload)
 
     async def act() -> Reply:
-        async with work.sessions() as session:
-            reply = await run_command(session=session, ctx=ctx, text=text, deps=deps)
-            await session.commit()
+        return await work.run(acted)
+
+    async def acted(session: AsyncSession) -> Reply:
+        reply = await run_command(session=session, ctx=ctx, text=text, deps=deps)
+        await session.commit()
         return reply
 
     # Stopping: the gateway may still hand us commands; none is taken that the

@@ -6,6 +6,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from bot.chat.commands import CommandContext, Reply
 from bot.chat.queue import BUSY, CommandWork
 from bot.chat.react_cmds import FORGED, Pressed, press
@@ -77,9 +79,13 @@ class ReactionHandlers:
     async def press(self, ctx: CommandContext, value: str, leaning: Leaning, undo: bool) -> Pressed:
         """Run one reaction button in its own transaction; one line if the store fails."""
         try:
-            async with self.work.sessions() as session:
-                pressed = await press(session, ctx, value, leaning, undo=undo)
+
+            async def pressed_in(session: AsyncSession) -> Pressed:
+                done = await press(session, ctx, value, leaning, undo=undo)
                 await session.commit()
+                return done
+
+            pressed = await self.work.run(pressed_in)
         except Exception:
             log.exception("slack.reaction_failed", extra={"team_id": ctx.workspace})
             return Pressed(Reply(title=SOMETHING_WRONG, error=True))
