@@ -62,11 +62,15 @@ def is_sqlite(engine: AsyncEngine) -> bool:
     return engine.dialect.name == "sqlite"
 
 
-def create_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> AsyncEngine:
+def create_engine(
+    url: str, *, read_only: bool = False, sqlite_inline: bool = False, **kwargs: Any
+) -> AsyncEngine:
     """An AsyncEngine for `url` with papertide's per-backend settings applied.
 
     `read_only` matters on SQLite only: its transactions begin DEFERRED and may not write,
     so page views read a WAL snapshot without queueing behind writers for the lock.
+    `sqlite_inline` too: statements run on the loop's own thread (`InlineConnection`),
+    for an engine whose loop does little else (the command queue's).
     """
     async_url, _ = driver_urls(url)
     if async_url.startswith("sqlite"):
@@ -87,18 +91,21 @@ def create_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> AsyncE
         engine = create_async_engine(
             async_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **kwargs
         )
-        _configure_sqlite(engine, read_only=read_only)
+        _configure_sqlite(engine, read_only=read_only, inline=sqlite_inline)
         return engine
     kwargs.setdefault("pool_pre_ping", True)
     kwargs.setdefault("pool_size", 10)
     return create_async_engine(async_url, **kwargs)
 
 
-def _configure_sqlite(engine: AsyncEngine, *, read_only: bool) -> None:
+def _configure_sqlite(engine: AsyncEngine, *, read_only: bool, inline: bool) -> None:
+    creator = sqlite_hops.connect_inline if inline else sqlite_hops.connect
+
     @event.listens_for(engine.sync_engine, "do_connect")
     def _few_hops(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
-        # aiosqlite's connection, with cursors that take one thread hop per statement.
-        return dialect.dbapi.connect(*cargs, async_creator_fn=sqlite_hops.connect, **cparams)
+        # aiosqlite's connection, with cursors that take one thread hop per statement
+        # (or none, inline).
+        return dialect.dbapi.connect(*cargs, async_creator_fn=creator, **cparams)
 
     @event.listens_for(engine.sync_engine, "reset")
     def _reset_sqlite(dbapi_connection: Any, record: Any, state: Any) -> None:

@@ -266,9 +266,51 @@ class FewHopsConnection(aiosqlite.Connection):
         return self._connection is not None and self._connection.in_transaction
 
 
+class _RunNow:
+    """aiosqlite's request queue, for a connection whose requests run as they are made."""
+
+    def put_nowait(self, item: tuple[Any, Callable[[], Any]]) -> None:
+        future, function = item
+        try:
+            result = function()
+        except Exception as exc:
+            if future is None:
+                raise
+            future.set_exception(exc)
+        else:
+            if future is not None:
+                future.set_result(result)
+
+
+class InlineConnection(FewHopsConnection):
+    """A connection that runs every statement on its caller's thread: no hop at all.
+
+    For a loop that does nothing but this database's work (the command queue's thread):
+    there a hop bought no concurrency, since its engine has one write connection that
+    every job waits for anyway, and each of the hops' thread switches waited for the
+    GIL behind the acks' thread, so a transaction of a few milliseconds of CPU held
+    that one connection for a hundred. A statement blocks the loop while SQLite runs
+    it; so would a write lock held by another process, up to the busy timeout.
+    """
+
+    def __init__(self, connector: Callable[[], sqlite3.Connection]) -> None:
+        super().__init__(connector)
+        self._tx = _RunNow()  # type: ignore[assignment]
+
+    def __await__(self) -> Any:
+        return self._connect().__await__()  # no worker thread to start
+
+
 def connect(database: str, *args: Any, **kwargs: Any) -> FewHopsConnection:
     """Like `aiosqlite.connect` (SQLAlchemy's `async_creator_fn` for the aiosqlite dialect)."""
     conn = FewHopsConnection(partial(sqlite3.connect, database, *args, **kwargs))
     conn.gate = gate_for(database) if not kwargs.get("uri") else None
     conn._thread.daemon = True  # what SQLAlchemy does for aiosqlite's own connections
+    return conn
+
+
+def connect_inline(database: str, *args: Any, **kwargs: Any) -> InlineConnection:
+    """`connect`, for an `InlineConnection`."""
+    conn = InlineConnection(partial(sqlite3.connect, database, *args, **kwargs))
+    conn.gate = gate_for(database) if not kwargs.get("uri") else None
     return conn
