@@ -105,26 +105,45 @@ class CommandQueue:
     def submit(self, key: str, job: Job) -> bool:
         """Queue `job` behind the earlier jobs of `key`; False (nothing queued) when full or
         stopping."""
-        # crc32, not hash(): the same person lands on the same worker in every process run.
-        worker = zlib.crc32(key.encode()) % self.workers
+        worker = self._worker(key)
         with self._lock:
-            if self._closing or self._pending >= self.capacity or self._over_budget(worker):
-                self.refused += 1
-                refused = self.refused
-                accepted = False
-            else:
+            accepted = not self._refusing(worker)
+            if accepted:
                 self._pending += 1
                 self._depth[worker] += 1
-                accepted = True
                 if self._thread is None:
                     self._start()
         if not accepted:
-            if refused % 100 == 1:  # one line per hundred: a flood must not flood the log
-                log.warning("chat.queue_full", extra={"refused": refused})
+            self._count_refusal()
             return False
         assert self._loop is not None
         self._loop.call_soon_threadsafe(self._queues[worker].put_nowait, job)
         return True
+
+    def refuses(self, key: str) -> bool:
+        """Would a job of `key` be refused now? If so it counts as refused: an adapter
+        answers "busy" at once, before it spends anything more on the request (a yes
+        here may still meet a no from `submit` a moment later, never the other way)."""
+        worker = self._worker(key)
+        with self._lock:
+            refusing = self._refusing(worker)
+        if refusing:
+            self._count_refusal()
+        return refusing
+
+    def _worker(self, key: str) -> int:
+        # crc32, not hash(): the same person lands on the same worker in every process run.
+        return zlib.crc32(key.encode()) % self.workers
+
+    def _refusing(self, worker: int) -> bool:
+        return self._closing or self._pending >= self.capacity or self._over_budget(worker)
+
+    def _count_refusal(self) -> None:
+        with self._lock:
+            self.refused += 1
+            refused = self.refused
+        if refused % 100 == 1:  # one line per hundred: a flood must not flood the log
+            log.warning("chat.queue_full", extra={"refused": refused})
 
     def _over_budget(self, worker: int) -> bool:
         """Would a new job for `worker` wait more than `wait_budget`, judged by how fast
@@ -279,6 +298,11 @@ class CommandQueue:
         await self._run_stops()
         self._stopped.set()
         asyncio.get_running_loop().stop()
+
+
+def person_key(workspace: str, user: str) -> str:
+    """The queue key of one person's commands (their order is kept per key)."""
+    return f"{workspace}:{user}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ import discord
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.chat.commands import CommandContext, Reply
-from bot.chat.queue import BUSY, CommandWork
+from bot.chat.queue import BUSY, CommandWork, person_key
 from bot.chat.react_cmds import FORGED, Pressed, press
 from bot.platforms.discord.render import TITLE_MAX, clean, read_custom_id, undo_row
 from bot.subscriptions.marking import leaning_word, parse_leaning
@@ -87,7 +87,7 @@ async def answer_button(
         async def record() -> Pressed:
             return await work.run(recorded)
 
-        queued = work.queue.call(f"{ctx.workspace}:{ctx.user}", record)
+        queued = work.queue.call(person_key(ctx.workspace, ctx.user), record)
         try:
             pressed = Pressed(BUSY_REPLY) if queued is None else await asyncio.wrap_future(queued)
         except Exception:

@@ -34,7 +34,7 @@ from bot.chat.commands import (
     run_command,
 )
 from bot.chat.events import claim_event, event_seen
-from bot.chat.queue import BUSY, CommandWork
+from bot.chat.queue import BUSY, CommandWork, person_key
 from bot.platforms.slack.ask import deliver_answer
 from bot.platforms.slack.channel import slack_error
 from bot.platforms.slack.render import UNFOLLOW_ACTION, render_reply
@@ -166,7 +166,7 @@ class CommandHandlers:
                     home,
                 )  # fmt: skip
 
-        if self.work.queue.submit(f"{team}:{ctx.user}", work):
+        if self.work.queue.submit(person_key(team, ctx.user), work):
             await ack()
         else:
             await ack(text=BUSY, response_type="ephemeral")
@@ -199,5 +199,5 @@ class CommandHandlers:
             if reply is not None:
                 await answer(**render_reply(replace(reply, ephemeral=True)))
 
-        if not self.work.queue.submit(f"{team}:{ctx.user}", work):
+        if not self.work.queue.submit(person_key(team, ctx.user), work):
             await respond(text=BUSY, response_type="ephemeral", replace_original=False)

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.chat.commands import CommandContext, Reply
-from bot.chat.queue import BUSY, CommandWork
+from bot.chat.queue import BUSY, CommandWork, person_key
 from bot.chat.react_cmds import FORGED, Pressed, press
 from bot.platforms.slack.commands import SOMETHING_WRONG, installed_team
 from bot.platforms.slack.render import LESS_ACTION, UNDO_REACTION_ACTION, render_pressed
@@ -73,7 +73,7 @@ class ReactionHandlers:
             await answer(**message)
 
         # The same bounded queue as commands: a click burst never starves the acks.
-        if not self.work.queue.submit(f"{team}:{ctx.user}", work):
+        if not self.work.queue.submit(person_key(team, ctx.user), work):
             await respond(text=BUSY, response_type="ephemeral", replace_original=False)
 
     async def press(self, ctx: CommandContext, value: str, leaning: Leaning, undo: bool) -> Pressed:

@@ -38,4 +38,5 @@ async def test_commands_answer_after_the_database_dropped_their_connections(
     assert await count_rows(sessions, "subscription") == 2
     assert kill_connections(db_url) >= 1
     listed = json.dumps(await rig.command("list"))
-    assert "RL for LLM Agents" in listed and "Diffusion" in listed
+    assert "RL for LLM Agents" in listed
+    assert "Diffusion" in listed
