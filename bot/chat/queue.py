@@ -9,9 +9,12 @@ never swap). When the bound is reached `submit` says no at once, and the adapter
 answers "busy, try again" in the ack itself: nothing is dropped silently and the
 backlog, hence the answer latency, cannot grow without limit. The bound is a number of
 jobs (`capacity`) and, with `wait_budget`, a time: a job is refused when the jobs ahead
-of it on its own worker (or in all, for the whole queue) would take longer than the
-budget at the rate jobs finished lately. Its own worker's matters: people are spread
-over the workers by a hash, not evenly, and a job waits for its worker alone.
+of it on its own worker would take longer than the budget, at the time a job has taken
+lately (a moving average of the jobs' own durations, which under load include their
+waits for the database and the CPU). Its own worker's line is what a job waits for:
+people are spread over the workers by a hash, not evenly. The average starts from a
+guess (`FIRST_JOB_SECONDS`) and is kept through quiet hours, so the first burst after a
+start is bounded by time too: it was that burst that made the slowest answers.
 
 The workers run on their own thread with their own event loop. A command costs a few
 database round trips, each several awaits; on the acks' loop every one of them waited
@@ -31,7 +34,6 @@ import logging
 import threading
 import time
 import zlib
-from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -50,10 +52,15 @@ BUSY = "papertide is busy right now: nothing was done. Try again in a few second
 WORKERS = 8
 CAPACITY = 64
 DRAIN_SECONDS = 30.0  # at shutdown: accepted commands get this long to be answered
-# A command is taken only if the jobs ahead of it should be done within this many seconds
-# at the rate jobs finished lately: under a flood the backlog is bounded by time, not only
-# by CAPACITY, so an accepted command is answered in about a second, the rest "busy".
-WAIT_BUDGET = 0.5
+# A command is taken only if the jobs ahead of it on its worker should be done within this
+# many seconds: under a flood the backlog is bounded by time, not only by CAPACITY, so an
+# accepted command is answered well within a second (its wait, then its own run), the
+# rest "busy" at once.
+WAIT_BUDGET = 0.25
+# What a job is taken to cost before any has finished (a command under load: the figure
+# is learnt from the first jobs on); the weight of each finished job in the average.
+FIRST_JOB_SECONDS = 0.1
+JOB_SECONDS_WEIGHT = 0.2
 
 
 class CommandQueue:
@@ -82,7 +89,8 @@ class CommandQueue:
         self.refused = 0  # commands answered "busy" since start
         self.wait_budget = wait_budget  # None: bounded by `capacity` alone
         self._clock = clock
-        self._finished: deque[float] = deque(maxlen=capacity)  # when the last jobs ended
+        self.job_seconds = FIRST_JOB_SECONDS  # moving average of the jobs' durations
+        self._started: list[float | None] = [None] * workers  # each worker's running job
         self._name = name
         self._on_stop: list[Callable[[], Awaitable[None]]] = [on_stop] if on_stop else []
         self._lock = threading.Lock()
@@ -146,21 +154,15 @@ class CommandQueue:
             log.warning("chat.queue_full", extra={"refused": refused})
 
     def _over_budget(self, worker: int) -> bool:
-        """Would a new job for `worker` wait more than `wait_budget`, judged by how fast
-        jobs finished in the last 4 budgets? Only when that worker is busy and the rate is
-        known (a burst after a quiet hour is bounded by `capacity` until it is)."""
-        if self.wait_budget is None or self._depth[worker] == 0:
+        """Would a new job for `worker` wait `wait_budget` or more: the jobs ahead of it
+        at the average job's time, the running one at least as long as it has run?"""
+        depth = self._depth[worker]
+        if self.wait_budget is None or depth == 0:
             return False
-        now = self._clock()
-        recent = self._finished
-        while recent and recent[0] < now - 4 * self.wait_budget:
-            recent.popleft()
-        if len(recent) < max(2, self.workers):
-            return False
-        per_second = (len(recent) - 1) / max(now - recent[0], self.wait_budget / 4)
-        # A worker finishes about per_second / workers jobs a second while all are busy.
-        ahead = max(self._pending, self._depth[worker] * self.workers)
-        return ahead >= per_second * self.wait_budget
+        started = self._started[worker]
+        running = self._clock() - started if started is not None else 0.0
+        ahead = max(self.job_seconds, running) + (depth - 1) * self.job_seconds
+        return ahead >= self.wait_budget
 
     def call(
         self, key: str, work: Callable[[], Awaitable[T]]
@@ -260,6 +262,7 @@ class CommandQueue:
         queue = self._queues[worker]
         while True:
             job = await queue.get()
+            self._started[worker] = started = self._clock()
             try:
                 await job()
             except Exception:
@@ -269,7 +272,9 @@ class CommandQueue:
                 with self._lock:
                     self._pending -= 1
                     self._depth[worker] -= 1
-                    self._finished.append(self._clock())
+                    self._started[worker] = None
+                    took = self._clock() - started
+                    self.job_seconds += JOB_SECONDS_WEIGHT * (took - self.job_seconds)
                     idle = self._pending == 0
                 if idle and self._idle is not None:
                     self._idle.set()
