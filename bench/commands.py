@@ -112,11 +112,12 @@ async def serve_papertide(url: str, slack_base: str) -> None:
     )
     async with open_papertide(settings, migrate=False) as root:
         sessions = root.store.sessions
-        bolt = build_slack_app(
-            settings=settings, sessions=sessions, deps=make_deps(), work=root.command_work()
-        )
+        work = root.command_work()
+        bolt = build_slack_app(settings=settings, sessions=sessions, deps=make_deps(), work=work)
         app = web.Application()
-        install_slack_routes(app, bolt, signing_secret=SIGNING_SECRET, sessions=sessions)
+        install_slack_routes(
+            app, bolt, signing_secret=SIGNING_SECRET, sessions=sessions, commands=work.queue
+        )
         async with serve(app) as base:
             print(base.rsplit(":", 1)[1], flush=True)
             await asyncio.Event().wait()

@@ -9,7 +9,12 @@ never swap). When the bound is reached `submit` says no at once, and the adapter
 answers "busy, try again" in the ack itself: nothing is dropped silently and the
 backlog, hence the answer latency, cannot grow without limit. The bound is a number of
 jobs (`capacity`) and, with `wait_budget`, a time: a job is refused when the jobs ahead
-of it would take longer than the budget at the rate jobs finished lately.
+of it on its own worker would take longer than the budget, at the time a job has taken
+lately (a moving average of the jobs' own durations, which under load include their
+waits for the database and the CPU). Its own worker's line is what a job waits for:
+people are spread over the workers by a hash, not evenly. The average starts from a
+guess (`FIRST_JOB_SECONDS`) and is kept through quiet hours, so the first burst after a
+start is bounded by time too: it was that burst that made the slowest answers.
 
 The workers run on their own thread with their own event loop. A command costs a few
 database round trips, each several awaits; on the acks' loop every one of them waited
@@ -29,12 +34,13 @@ import logging
 import threading
 import time
 import zlib
-from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.store.engine import once_more_if_disconnected
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +52,15 @@ BUSY = "papertide is busy right now: nothing was done. Try again in a few second
 WORKERS = 8
 CAPACITY = 64
 DRAIN_SECONDS = 30.0  # at shutdown: accepted commands get this long to be answered
-# A command is taken only if the jobs ahead of it should be done within this many seconds
-# at the rate jobs finished lately: under a flood the backlog is bounded by time, not only
-# by CAPACITY, so an accepted command is answered in about a second, the rest "busy".
-WAIT_BUDGET = 0.5
+# A command is taken only if the jobs ahead of it on its worker should be done within this
+# many seconds: under a flood the backlog is bounded by time, not only by CAPACITY, so an
+# accepted command is answered well within a second (its wait, then its own run), the
+# rest "busy" at once.
+WAIT_BUDGET = 0.25
+# What a job is taken to cost before any has finished (a command under load: the figure
+# is learnt from the first jobs on); the weight of each finished job in the average.
+FIRST_JOB_SECONDS = 0.1
+JOB_SECONDS_WEIGHT = 0.2
 
 
 class CommandQueue:
@@ -78,7 +89,8 @@ class CommandQueue:
         self.refused = 0  # commands answered "busy" since start
         self.wait_budget = wait_budget  # None: bounded by `capacity` alone
         self._clock = clock
-        self._finished: deque[float] = deque(maxlen=capacity)  # when the last jobs ended
+        self.job_seconds = FIRST_JOB_SECONDS  # moving average of the jobs' durations
+        self._started: list[float | None] = [None] * workers  # each worker's running job
         self._name = name
         self._on_stop: list[Callable[[], Awaitable[None]]] = [on_stop] if on_stop else []
         self._lock = threading.Lock()
@@ -87,6 +99,7 @@ class CommandQueue:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._queues: list[asyncio.Queue[Job]] = []
+        self._depth = [0] * workers  # jobs waiting or running, per worker
         self._tasks: list[asyncio.Task[None]] = []
         self._idle: asyncio.Event | None = None  # set on the queue's loop when pending is 0
         self._stopped = threading.Event()
@@ -100,40 +113,56 @@ class CommandQueue:
     def submit(self, key: str, job: Job) -> bool:
         """Queue `job` behind the earlier jobs of `key`; False (nothing queued) when full or
         stopping."""
+        worker = self._worker(key)
         with self._lock:
-            if self._closing or self._pending >= self.capacity or self._over_budget():
-                self.refused += 1
-                refused = self.refused
-                accepted = False
-            else:
+            accepted = not self._refusing(worker)
+            if accepted:
                 self._pending += 1
-                accepted = True
+                self._depth[worker] += 1
                 if self._thread is None:
                     self._start()
         if not accepted:
-            if refused % 100 == 1:  # one line per hundred: a flood must not flood the log
-                log.warning("chat.queue_full", extra={"refused": refused})
+            self._count_refusal()
             return False
-        # crc32, not hash(): the same person lands on the same worker in every process run.
-        queue = self._queues[zlib.crc32(key.encode()) % self.workers]
         assert self._loop is not None
-        self._loop.call_soon_threadsafe(queue.put_nowait, job)
+        self._loop.call_soon_threadsafe(self._queues[worker].put_nowait, job)
         return True
 
-    def _over_budget(self) -> bool:
-        """Would a new job wait more than `wait_budget`, judged by how fast jobs finished in
-        the last 4 budgets? Only once every worker is busy and that rate is known (a burst
-        after a quiet hour is bounded by `capacity` until it is)."""
-        if self.wait_budget is None or self._pending < self.workers:
+    def refuses(self, key: str) -> bool:
+        """Would a job of `key` be refused now? If so it counts as refused: an adapter
+        answers "busy" at once, before it spends anything more on the request (a yes
+        here may still meet a no from `submit` a moment later, never the other way)."""
+        worker = self._worker(key)
+        with self._lock:
+            refusing = self._refusing(worker)
+        if refusing:
+            self._count_refusal()
+        return refusing
+
+    def _worker(self, key: str) -> int:
+        # crc32, not hash(): the same person lands on the same worker in every process run.
+        return zlib.crc32(key.encode()) % self.workers
+
+    def _refusing(self, worker: int) -> bool:
+        return self._closing or self._pending >= self.capacity or self._over_budget(worker)
+
+    def _count_refusal(self) -> None:
+        with self._lock:
+            self.refused += 1
+            refused = self.refused
+        if refused % 100 == 1:  # one line per hundred: a flood must not flood the log
+            log.warning("chat.queue_full", extra={"refused": refused})
+
+    def _over_budget(self, worker: int) -> bool:
+        """Would a new job for `worker` wait `wait_budget` or more: the jobs ahead of it
+        at the average job's time, the running one at least as long as it has run?"""
+        depth = self._depth[worker]
+        if self.wait_budget is None or depth == 0:
             return False
-        now = self._clock()
-        recent = self._finished
-        while recent and recent[0] < now - 4 * self.wait_budget:
-            recent.popleft()
-        if len(recent) < max(2, self.workers):
-            return False
-        per_second = (len(recent) - 1) / max(now - recent[0], self.wait_budget / 4)
-        return self._pending >= per_second * self.wait_budget
+        started = self._started[worker]
+        running = self._clock() - started if started is not None else 0.0
+        ahead = max(self.job_seconds, running) + (depth - 1) * self.job_seconds
+        return ahead >= self.wait_budget
 
     def call(
         self, key: str, work: Callable[[], Awaitable[T]]
@@ -176,7 +205,10 @@ class CommandQueue:
 
     async def close(self, *, drain_seconds: float = DRAIN_SECONDS) -> None:
         """Refuse new jobs, let the accepted ones finish (at most `drain_seconds`), then
-        stop the thread. A job still running after that is cancelled and logged."""
+        stop the thread; then wait for the work they sent `home` (a `/papers ask`
+        answer), in what is left of `drain_seconds`. Whatever is still running after
+        that is cancelled and logged."""
+        deadline = time.monotonic() + drain_seconds
         with self._lock:
             self._closing = True
             loop, thread = self._loop, self._thread
@@ -189,6 +221,19 @@ class CommandQueue:
             stopping = asyncio.run_coroutine_threadsafe(self._stop(drain_seconds), loop)
             await asyncio.wrap_future(stopping)
         await asyncio.to_thread(thread.join)
+        await self._settle_homes(deadline - time.monotonic())
+
+    async def _settle_homes(self, limit: float) -> None:
+        # The homes' loop is the caller's (the acks' loop, which closes the queue at
+        # shutdown): it keeps running them while this waits.
+        homes = list(self._homes)
+        if not homes:
+            return
+        _, late = await asyncio.wait([asyncio.wrap_future(f) for f in homes], timeout=max(limit, 0))
+        if late:
+            log.error("chat.followups_abandoned", extra={"pending": len(late)})
+            for future in self._homes:
+                future.cancel()
 
     # --- the queue's own thread ------------------------------------------------------------
 
@@ -201,7 +246,7 @@ class CommandQueue:
             self._loop = loop
             self._idle = asyncio.Event()
             self._queues = [asyncio.Queue() for _ in range(self.workers)]
-            self._tasks = [loop.create_task(self._work(q)) for q in self._queues]
+            self._tasks = [loop.create_task(self._work(w)) for w in range(self.workers)]
             ready.set()
             try:
                 loop.run_forever()
@@ -213,9 +258,11 @@ class CommandQueue:
         self._thread.start()
         ready.wait()
 
-    async def _work(self, queue: asyncio.Queue[Job]) -> None:
+    async def _work(self, worker: int) -> None:
+        queue = self._queues[worker]
         while True:
             job = await queue.get()
+            self._started[worker] = started = self._clock()
             try:
                 await job()
             except Exception:
@@ -224,7 +271,10 @@ class CommandQueue:
             finally:
                 with self._lock:
                     self._pending -= 1
-                    self._finished.append(self._clock())
+                    self._depth[worker] -= 1
+                    self._started[worker] = None
+                    took = self._clock() - started
+                    self.job_seconds += JOB_SECONDS_WEIGHT * (took - self.job_seconds)
                     idle = self._pending == 0
                 if idle and self._idle is not None:
                     self._idle.set()
@@ -255,6 +305,11 @@ class CommandQueue:
         asyncio.get_running_loop().stop()
 
 
+def person_key(workspace: str, user: str) -> str:
+    """The queue key of one person's commands (their order is kept per key)."""
+    return f"{workspace}:{user}"
+
+
 @dataclass(frozen=True, slots=True)
 class CommandWork:
     """The command queue and the sessions its jobs use: an engine of the queue's own
@@ -262,3 +317,15 @@ class CommandWork:
 
     queue: CommandQueue
     sessions: async_sessionmaker[AsyncSession]
+
+    async def run(self, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+        """`work` in a session of the queue's engine (it commits what it keeps); run
+        again on a fresh connection if the database had dropped this one. The engine
+        does not ping a connection before each use (a round trip per command), so this
+        is how a command survives a database restart."""
+
+        async def once() -> T:
+            async with self.sessions() as session:
+                return await work(session)
+
+        return await once_more_if_disconnected(once)

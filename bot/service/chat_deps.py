@@ -80,13 +80,21 @@ def library_fetcher(settings: Settings) -> Callable[[str], Awaitable[bytes]]:
 
 
 def build_command_work(
-    database_url: str, *, workers: int = WORKERS, capacity: int = CAPACITY
+    database_url: str,
+    *,
+    workers: int = WORKERS,
+    capacity: int = CAPACITY,
+    wait_budget: float | None = WAIT_BUDGET,
 ) -> CommandWork:
     """The command queue with an engine of its own: the engine is only ever connected on
     the queue's thread (an engine's connections belong to the loop that opened them) and
     disposed there when the queue stops."""
-    engine = create_engine(database_url)
+    # No ping before each checkout (a round trip per command on PostgreSQL): the work
+    # runs through `CommandWork.run`, which retries once when a connection is found dead.
+    # On SQLite its statements run on the queue's own thread, hop-free (one connection
+    # that every job waits for: hops bought nothing there but GIL waits).
+    engine = create_engine(database_url, pool_pre_ping=False, sqlite_inline=True)
     queue = CommandQueue(
-        workers=workers, capacity=capacity, wait_budget=WAIT_BUDGET, on_stop=engine.dispose
+        workers=workers, capacity=capacity, wait_budget=wait_budget, on_stop=engine.dispose
     )
     return CommandWork(queue=queue, sessions=session_factory(engine))

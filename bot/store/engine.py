@@ -7,10 +7,13 @@ twin of the same driver, once, at start.
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
     AsyncEngine,
@@ -22,6 +25,9 @@ from sqlalchemy.ext.asyncio import (
 from bot.errors import ConfigError
 from bot.store import sqlite_hops
 
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 # Where a prebuilt Core statement may run: an ORM session's transaction, or a bare
 # connection's. (The one-click unsubscribe's hot path goes further, straight to the
@@ -58,7 +64,12 @@ def is_sqlite(engine: AsyncEngine) -> bool:
 
 
 def create_engine(
-    url: str, *, read_only: bool = False, fixed_pool: int | None = None, **kwargs: Any
+    url: str,
+    *,
+    read_only: bool = False,
+    fixed_pool: int | None = None,
+    sqlite_inline: bool = False,
+    **kwargs: Any,
 ) -> AsyncEngine:
     """An AsyncEngine for `url` with papertide's per-backend settings applied.
 
@@ -66,6 +77,8 @@ def create_engine(
     so page views read a WAL snapshot without queueing behind writers for the lock.
     `fixed_pool` keeps that many connections and never opens more: callers beyond it
     wait in the pool's queue (asyncio, first come first served).
+    `sqlite_inline` too: statements run on the loop's own thread (`InlineConnection`),
+    for an engine whose loop does little else (the command queue's).
     """
     async_url, _ = driver_urls(url)
     in_memory = ":memory:" in async_url or "mode=memory" in async_url
@@ -89,18 +102,21 @@ def create_engine(
         engine = create_async_engine(
             async_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **kwargs
         )
-        _configure_sqlite(engine, read_only=read_only)
+        _configure_sqlite(engine, read_only=read_only, inline=sqlite_inline)
         return engine
     kwargs.setdefault("pool_pre_ping", True)
     kwargs.setdefault("pool_size", 10)
     return create_async_engine(async_url, **kwargs)
 
 
-def _configure_sqlite(engine: AsyncEngine, *, read_only: bool) -> None:
+def _configure_sqlite(engine: AsyncEngine, *, read_only: bool, inline: bool) -> None:
+    creator = sqlite_hops.connect_inline if inline else sqlite_hops.connect
+
     @event.listens_for(engine.sync_engine, "do_connect")
     def _few_hops(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
-        # aiosqlite's connection, with cursors that take one thread hop per statement.
-        return dialect.dbapi.connect(*cargs, async_creator_fn=sqlite_hops.connect, **cparams)
+        # aiosqlite's connection, with cursors that take one thread hop per statement
+        # (or none, inline).
+        return dialect.dbapi.connect(*cargs, async_creator_fn=creator, **cparams)
 
     @event.listens_for(engine.sync_engine, "reset")
     def _reset_sqlite(dbapi_connection: Any, record: Any, state: Any) -> None:
@@ -142,6 +158,26 @@ def single_statements(engine: AsyncEngine) -> AsyncEngine:
     if is_sqlite(engine):
         return engine.execution_options(**{_SINGLE_STATEMENTS: True})
     return engine.execution_options(isolation_level="AUTOCOMMIT")
+
+
+async def once_more_if_disconnected(transaction: Callable[[], Awaitable[T]]) -> T:
+    """Run `transaction` (a whole one: it opens, commits and closes its own session);
+    once more if the database dropped its connection (a restart, a failover, an idle
+    connection killed).
+
+    For engines without `pool_pre_ping`, which would otherwise pay a round trip per
+    checkout to find a dead connection before it is used: SQLAlchemy discards the
+    pool's connections when it sees the disconnect, so the second run gets a fresh
+    one. Only for work that may run twice: it rolled back, unless the connection died
+    during its COMMIT (then a claim in the same transaction, as commands make, turns
+    the second run away)."""
+    try:
+        return await transaction()
+    except DBAPIError as exc:
+        if not exc.connection_invalidated:
+            raise
+        log.warning("store.reconnect", extra={"error": type(exc.orig).__name__})
+        return await transaction()
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

@@ -10,7 +10,9 @@ statement and the first `PREFETCH` rows in one hop (a transaction's BEGIN rides 
 with its first statement), and close themselves in that hop
 once every row is read. Bigger results (a streamed scan) still come `PREFETCH` rows per
 hop, so streaming keeps its bounded memory. Everything touching sqlite3 runs on the
-worker thread; the loop side reads only values the hop handed back.
+worker thread; the loop side reads only values the hop handed back. A write
+transaction (BEGIN IMMEDIATE) first queues at its file's `WriteGate` (sqlite_gate.py),
+which it leaves at commit, rollback or close: the process's engines write one at a time.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from typing import Any, TypeVar, cast
 
 import aiosqlite
 
+from bot.store.sqlite_gate import WriteGate, gate_for
+
 _T = TypeVar("_T")
 # Rows fetched in the statement's own hop: a topic page's 30 papers, a fan-out's ids.
 PREFETCH = 256
@@ -30,6 +34,8 @@ _ITER_CHUNK = 64  # aiosqlite's own default, for `async for` over a cursor
 # papertide's engines begin every transaction themselves (bot.store.engine): the BEGIN
 # travels with the transaction's first statement instead of taking a hop of its own.
 _BEGINS = frozenset({"BEGIN", "BEGIN IMMEDIATE", "BEGIN DEFERRED", "BEGIN EXCLUSIVE"})
+# A transaction begun so takes the write lock at once: it queues at the file's WriteGate.
+_WRITE_BEGINS = frozenset({"BEGIN IMMEDIATE", "BEGIN EXCLUSIVE"})
 
 
 class _Snapshot:
@@ -126,14 +132,14 @@ class FewHopsCursor:
             self._conn.pending_begin = sql
             self._take(_Snapshot.nothing(), replace=True)
             return self
-        begin = self._conn.take_begin()
+        begin = await self._conn.begin_now()
         snapshot = await self._conn.hop(self._run, begin, sql, parameters or ())
         self._take(snapshot, replace=True)
         return self
 
     async def executemany(self, sql: str, parameters: Iterable[Any]) -> FewHopsCursor:
         """Run `sql` once per parameter set, in one hop."""
-        begin = self._conn.take_begin()
+        begin = await self._conn.begin_now()
         snapshot = await self._conn.hop(self._run_many, begin, sql, parameters)
         self._take(snapshot, replace=True)
         return self
@@ -199,22 +205,54 @@ class FewHopsConnection(aiosqlite.Connection):
     def __init__(self, connector: Callable[[], sqlite3.Connection]) -> None:
         super().__init__(connector, _ITER_CHUNK)
         self.pending_begin: str | None = None  # a BEGIN not sent yet
+        self.gate: WriteGate | None = None  # the file's write queue in this process
+        self._in_gate = False  # this connection's write transaction holds the gate
 
     def take_begin(self) -> str | None:
         """The BEGIN the next statement sends first, if any."""
         begin, self.pending_begin = self.pending_begin, None
         return begin
 
+    async def begin_now(self) -> str | None:
+        """`take_begin`, after queueing at the gate when that BEGIN takes the write lock."""
+        if self.pending_begin in _WRITE_BEGINS and self.gate is not None and not self._in_gate:
+            await self.gate.acquire()
+            self._in_gate = True
+        return self.take_begin()
+
+    def _leave_gate(self) -> None:
+        if self._in_gate:
+            self._in_gate = False
+            assert self.gate is not None
+            self.gate.release()
+
     async def commit(self) -> None:
-        """Commit, in one hop (none when nothing ran since BEGIN, or outside a transaction)."""
-        if self.take_begin() is None and self._open():
-            await self.hop(self._conn.commit)
+        """Commit, in one hop (none when nothing ran since BEGIN, or outside a transaction),
+        then let the next writer in."""
+        if self.take_begin() is None:
+            try:
+                if self._open():
+                    await self.hop(self._conn.commit)
+            finally:
+                self._leave_gate()
 
     async def rollback(self) -> None:
         """Roll back, in one hop (none when nothing ran since BEGIN, or outside a
-        transaction: a lone statement in autocommit, see bot.store.engine)."""
-        if self.take_begin() is None and self._open():
-            await self.hop(self._conn.rollback)
+        transaction: a lone statement in autocommit, see bot.store.engine), then let the
+        next writer in."""
+        if self.take_begin() is None:
+            try:
+                if self._open():
+                    await self.hop(self._conn.rollback)
+            finally:
+                self._leave_gate()
+
+    async def close(self) -> None:
+        """Close (SQLite rolls back what was open), then let the next writer in."""
+        try:
+            await super().close()
+        finally:
+            self._leave_gate()
 
     def _open(self) -> bool:
         # sqlite3 commits and rolls back nothing outside a transaction; a closed connection
@@ -246,8 +284,51 @@ class FewHopsConnection(aiosqlite.Connection):
         return self._connection is not None and self._connection.in_transaction
 
 
+class _RunNow:
+    """aiosqlite's request queue, for a connection whose requests run as they are made."""
+
+    def put_nowait(self, item: tuple[Any, Callable[[], Any]]) -> None:
+        future, function = item
+        try:
+            result = function()
+        except Exception as exc:
+            if future is None:
+                raise
+            future.set_exception(exc)
+        else:
+            if future is not None:
+                future.set_result(result)
+
+
+class InlineConnection(FewHopsConnection):
+    """A connection that runs every statement on its caller's thread: no hop at all.
+
+    For a loop that does nothing but this database's work (the command queue's thread):
+    there a hop bought no concurrency, since its engine has one write connection that
+    every job waits for anyway, and each of the hops' thread switches waited for the
+    GIL behind the acks' thread, so a transaction of a few milliseconds of CPU held
+    that one connection for a hundred. A statement blocks the loop while SQLite runs
+    it; so would a write lock held by another process, up to the busy timeout.
+    """
+
+    def __init__(self, connector: Callable[[], sqlite3.Connection]) -> None:
+        super().__init__(connector)
+        self._tx = _RunNow()  # type: ignore[assignment]
+
+    def __await__(self) -> Any:
+        return self._connect().__await__()  # no worker thread to start
+
+
 def connect(database: str, *args: Any, **kwargs: Any) -> FewHopsConnection:
     """Like `aiosqlite.connect` (SQLAlchemy's `async_creator_fn` for the aiosqlite dialect)."""
     conn = FewHopsConnection(partial(sqlite3.connect, database, *args, **kwargs))
+    conn.gate = gate_for(database) if not kwargs.get("uri") else None
     conn._thread.daemon = True  # what SQLAlchemy does for aiosqlite's own connections
+    return conn
+
+
+def connect_inline(database: str, *args: Any, **kwargs: Any) -> InlineConnection:
+    """`connect`, for an `InlineConnection`."""
+    conn = InlineConnection(partial(sqlite3.connect, database, *args, **kwargs))
+    conn.gate = gate_for(database) if not kwargs.get("uri") else None
     return conn

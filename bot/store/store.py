@@ -14,10 +14,15 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.store.engine import create_engine, is_sqlite, session_factory, single_statements
+from bot.store.engine import (
+    create_engine,
+    is_sqlite,
+    once_more_if_disconnected,
+    session_factory,
+    single_statements,
+)
 from bot.store.migrate import upgrade
 from bot.store.oneshot import OneShot
 
@@ -70,14 +75,11 @@ class Store:
         # lets a newcomer take a connection just returned ahead of those waiting, and
         # under 50 concurrent views the unlucky ones waited a page's time many times over.
         async with self.single_gate:
-            try:
-                async with self.single_reads.connect() as conn:
-                    return await read(conn)
-            except DBAPIError as exc:
-                if not exc.connection_invalidated:
-                    raise
-            async with self.single_reads.connect() as conn:
-                return await read(conn)
+            return await once_more_if_disconnected(lambda: self._read_once(read))
+
+    async def _read_once(self, read: Callable[[AsyncConnection], Awaitable[_T]]) -> _T:
+        async with self.single_reads.connect() as conn:
+            return await read(conn)
 
 
 @asynccontextmanager

@@ -3,12 +3,14 @@ results in bounded chunks, and a connection never goes back to the pool in a tra
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store import sqlite_hops
@@ -132,3 +134,24 @@ async def test_a_single_statement_read_takes_one_hop_and_leaves_no_transaction(
         assert hops == ["_run"]
     finally:
         await reads.dispose()
+
+
+async def test_an_inline_engine_runs_statements_on_the_loops_own_thread(tmp_path: Path) -> None:
+    """The command queue's engine: no worker thread, no hop, same results and rollbacks."""
+    engine = create_engine(f"sqlite:///{tmp_path / 'inline.db'}", sqlite_inline=True)
+    before = threading.active_count()
+    async with engine.begin() as conn:
+        await conn.execute(text("CREATE TABLE n (i INTEGER PRIMARY KEY)"))
+        await conn.execute(text("INSERT INTO n (i) VALUES (:i)"), [{"i": i} for i in range(300)])
+    async with engine.begin() as conn:
+        await conn.execute(text("INSERT INTO n (i) VALUES (1000)"))
+        with pytest.raises(IntegrityError):
+            await conn.execute(text("INSERT INTO n (i) VALUES (1)"))
+        await conn.rollback()
+    async with engine.connect() as conn:
+        raw = await conn.get_raw_connection()
+        assert not raw.driver_connection._thread.is_alive()
+        rows = (await conn.execute(text("SELECT i FROM n ORDER BY i"))).scalars().all()
+    assert rows == list(range(300))  # the failed transaction left nothing
+    assert threading.active_count() == before
+    await engine.dispose()

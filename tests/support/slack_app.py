@@ -33,6 +33,8 @@ async def slack_routes(
     )
     bolt = build_slack_app(settings=settings, sessions=sessions, deps=deps, work=work)
     app = web.Application()
-    install_slack_routes(app, bolt, signing_secret=SIGNING_SECRET, sessions=sessions)
+    install_slack_routes(
+        app, bolt, signing_secret=SIGNING_SECRET, sessions=sessions, commands=work.queue
+    )
     async with serve(app) as url:
         yield url

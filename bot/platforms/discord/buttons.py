@@ -15,9 +15,10 @@ import logging
 from typing import Any
 
 import discord
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.chat.commands import CommandContext, Reply
-from bot.chat.queue import BUSY, CommandWork
+from bot.chat.queue import BUSY, CommandWork, person_key
 from bot.chat.react_cmds import FORGED, Pressed, press
 from bot.platforms.discord.render import TITLE_MAX, clean, read_custom_id, undo_row
 from bot.subscriptions.marking import leaning_word, parse_leaning
@@ -78,13 +79,15 @@ async def answer_button(
     else:
         paper_id = found.paper_id
 
-        async def record() -> Pressed:
-            async with work.sessions() as session:
-                done = await press(session, ctx, paper_id, leaning, undo=undo)
-                await session.commit()
+        async def recorded(session: AsyncSession) -> Pressed:
+            done = await press(session, ctx, paper_id, leaning, undo=undo)
+            await session.commit()
             return done
 
-        queued = work.queue.call(f"{ctx.workspace}:{ctx.user}", record)
+        async def record() -> Pressed:
+            return await work.run(recorded)
+
+        queued = work.queue.call(person_key(ctx.workspace, ctx.user), record)
         try:
             pressed = Pressed(BUSY_REPLY) if queued is None else await asyncio.wrap_future(queued)
         except Exception:

@@ -13,9 +13,10 @@ from dataclasses import replace
 from typing import Any
 
 import discord
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.chat.commands import CommandContext, CommandDeps, Reply, run_command
-from bot.chat.queue import BUSY, CommandWork
+from bot.chat.queue import BUSY, CommandWork, person_key
 from bot.chat.text import cut_text, show_mentions
 from bot.platforms.discord.answer import deliver_answer
 from bot.platforms.discord.render import DESCRIPTION_MAX, TITLE_MAX
@@ -95,14 +96,16 @@ async def answer_command(
     ctx = replace(context_for(interaction), upload=upload)
 
     async def act() -> Reply:
-        async with work.sessions() as session:
-            reply = await run_command(session=session, ctx=ctx, text=text, deps=deps)
-            await session.commit()
+        return await work.run(acted)
+
+    async def acted(session: AsyncSession) -> Reply:
+        reply = await run_command(session=session, ctx=ctx, text=text, deps=deps)
+        await session.commit()
         return reply
 
     # Stopping: the gateway may still hand us commands; none is taken that the
     # shutdown would not wait for.
-    key = f"{ctx.workspace}:{ctx.user}"
+    key = person_key(ctx.workspace, ctx.user)
     queued = None if in_flight.closing else work.queue.call(key, act)
     if queued is None:
         reply = Reply(title=BUSY, error=True)

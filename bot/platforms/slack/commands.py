@@ -23,6 +23,7 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.chat.commands import (
     CommandContext,
@@ -33,7 +34,7 @@ from bot.chat.commands import (
     run_command,
 )
 from bot.chat.events import claim_event, event_seen
-from bot.chat.queue import BUSY, CommandWork
+from bot.chat.queue import BUSY, CommandWork, person_key
 from bot.platforms.slack.ask import deliver_answer
 from bot.platforms.slack.channel import slack_error
 from bot.platforms.slack.render import UNFOLLOW_ACTION, render_reply
@@ -98,7 +99,8 @@ class CommandHandlers:
                     log.warning("slack.replay_ignored", extra={"team_id": ctx.workspace})
                     return None
                 deps = await checked_first(ctx, deps)
-            async with self.work.sessions() as session:
+
+            async def claimed_and_run(session: AsyncSession) -> Reply | None:
                 if digest is not None and not await claim_event(
                     session=session, platform=Platform.SLACK, event_id=digest
                 ):
@@ -106,17 +108,18 @@ class CommandHandlers:
                     return None
                 reply = await run_command(session=session, ctx=ctx, text=text, deps=deps)
                 await session.commit()
+                return reply
+
+            return await self.work.run(claimed_and_run)
         except Exception:
             # The ack is long gone: the user still gets one line instead of silence.
             log.exception("slack.command_failed", extra={"team_id": ctx.workspace})
             return Reply(title=SOMETHING_WRONG, error=True)
-        return reply
 
     async def seen(self, digest: str) -> bool:
         """A replayed request, known before any Web API call (read only; the claim in
         the command's transaction still decides)."""
-        async with self.work.sessions() as session:
-            return await event_seen(session=session, event_id=digest)
+        return await self.work.run(lambda session: event_seen(session=session, event_id=digest))
 
     async def on_command(self, ack: Any, body: dict[str, Any], respond: Any, context: Any) -> None:
         """`/papers …`: queue the work and ack at once; the work answers via response_url."""
@@ -163,7 +166,7 @@ class CommandHandlers:
                     home,
                 )  # fmt: skip
 
-        if self.work.queue.submit(f"{team}:{ctx.user}", work):
+        if self.work.queue.submit(person_key(team, ctx.user), work):
             await ack()
         else:
             await ack(text=BUSY, response_type="ephemeral")
@@ -196,5 +199,5 @@ class CommandHandlers:
             if reply is not None:
                 await answer(**render_reply(replace(reply, ephemeral=True)))
 
-        if not self.work.queue.submit(f"{team}:{ctx.user}", work):
+        if not self.work.queue.submit(person_key(team, ctx.user), work):
             await respond(text=BUSY, response_type="ephemeral", replace_original=False)

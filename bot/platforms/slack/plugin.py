@@ -22,6 +22,7 @@ def build_parts(ctx: PlatformContext) -> Parts:
     when an app-level token is set."""
     assert ctx.command_deps is not None
     assert ctx.commands is not None
+    commands = ctx.commands
     bolt = build_slack_app(
         settings=ctx.settings, sessions=ctx.sessions, deps=ctx.command_deps, work=ctx.commands
     )
@@ -34,6 +35,8 @@ def build_parts(ctx: PlatformContext) -> Parts:
     secret = ctx.settings.slack_signing_secret.get_secret_value()
 
     def routes(app: web.Application) -> None:
-        install_slack_routes(app, bolt, signing_secret=secret, sessions=ctx.sessions)
+        install_slack_routes(
+            app, bolt, signing_secret=secret, sessions=ctx.sessions, commands=commands.queue
+        )
 
     return Parts(routes=[routes], services=services)

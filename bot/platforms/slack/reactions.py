@@ -6,8 +6,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from bot.chat.commands import CommandContext, Reply
-from bot.chat.queue import BUSY, CommandWork
+from bot.chat.queue import BUSY, CommandWork, person_key
 from bot.chat.react_cmds import FORGED, Pressed, press
 from bot.platforms.slack.commands import SOMETHING_WRONG, installed_team
 from bot.platforms.slack.render import LESS_ACTION, UNDO_REACTION_ACTION, render_pressed
@@ -71,15 +73,19 @@ class ReactionHandlers:
             await answer(**message)
 
         # The same bounded queue as commands: a click burst never starves the acks.
-        if not self.work.queue.submit(f"{team}:{ctx.user}", work):
+        if not self.work.queue.submit(person_key(team, ctx.user), work):
             await respond(text=BUSY, response_type="ephemeral", replace_original=False)
 
     async def press(self, ctx: CommandContext, value: str, leaning: Leaning, undo: bool) -> Pressed:
         """Run one reaction button in its own transaction; one line if the store fails."""
         try:
-            async with self.work.sessions() as session:
-                pressed = await press(session, ctx, value, leaning, undo=undo)
+
+            async def pressed_in(session: AsyncSession) -> Pressed:
+                done = await press(session, ctx, value, leaning, undo=undo)
                 await session.commit()
+                return done
+
+            pressed = await self.work.run(pressed_in)
         except Exception:
             log.exception("slack.reaction_failed", extra={"team_id": ctx.workspace})
             return Pressed(Reply(title=SOMETHING_WRONG, error=True))

@@ -17,6 +17,11 @@ command's own work (the app's command queue), so the ack never waits for a datab
 write (on SQLite, for the one write lock). A replay is still acked 200 and never acts:
 its work finds the digest taken and stops. A digest seen by this process in the last
 minutes is refused at once, before it costs a queue slot.
+
+When the command queue would refuse a slash command, the "busy, try again" ack is
+answered here, after the signature, the parse and the replay check but before Bolt's
+dispatch: under a flood most commands are refused, and each refusal that skips Bolt
+leaves that much more CPU to the commands being answered.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.chat.events import claim_event, forget_events
+from bot.chat.queue import BUSY, CommandQueue, person_key
 from bot.timeutil import utcnow
 from bot.types import Platform
 
@@ -54,6 +60,8 @@ FORGET_EVERY = 1000  # requests
 # The Bolt request context key under which a slash command carries its body's digest.
 REQUEST_DIGEST = "papertide_request_digest"
 RECENT_DIGESTS = 20_000  # remembered in memory: the fast path against replays
+# The ack `ack(text=BUSY, response_type="ephemeral")` gives, byte for byte.
+BUSY_ACK = json.dumps({"text": BUSY, "response_type": "ephemeral"})
 
 
 class Refused(Exception):
@@ -83,14 +91,14 @@ def verify_signature(
         raise Refused(401, "bad signature")
 
 
-def check_body(content_type: str, body: bytes) -> tuple[str, bool]:
-    """The body as text once it is known to parse the way Bolt will read it, and whether
-    it is a slash command; else 400."""
+def check_body(content_type: str, body: bytes) -> tuple[str, str | None]:
+    """The body as text once it is known to parse the way Bolt will read it, and for a
+    slash command its sender's queue key (None for anything else); else 400."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise Refused(400, "body is not UTF-8") from exc
-    command = False
+    command: str | None = None
     try:
         if content_type == "application/json":
             document: Any = json.loads(text)
@@ -98,7 +106,9 @@ def check_body(content_type: str, body: bytes) -> tuple[str, bool]:
             form = parse_qs(text, keep_blank_values=True)
             payload = form.get("payload")
             document = json.loads(payload[0]) if payload else {}
-            command = not payload and "command" in form
+            if not payload and "command" in form:
+                team, user = form.get("team_id", [""])[0], form.get("user_id", [""])[0]
+                command = person_key(team, user)
     except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
         raise Refused(400, f"body does not parse: {type(exc).__name__}") from exc
     if not isinstance(document, dict):
@@ -128,8 +138,10 @@ def install_slack_routes(
     *,
     signing_secret: str,
     sessions: async_sessionmaker[AsyncSession],
+    commands: CommandQueue | None = None,
 ) -> None:
-    """Add `POST /slack/events` (commands, interactivity and events share it) to the web app."""
+    """Add `POST /slack/events` (commands, interactivity and events share it) to the web app;
+    `commands`: the queue the app's slash commands go to (a full one is answered here)."""
     seen = 0
     recent = RecentDigests()
     chores: set[asyncio.Task[None]] = set()
@@ -166,11 +178,13 @@ def install_slack_routes(
         if not recent.first_time(digest) or (not command and not await first_time(digest)):
             log.warning("slack.replay_ignored", extra={"bytes": len(body)})
             return web.Response(status=200, text="")
+        if command is not None and commands is not None and commands.refuses(command):
+            return web.Response(text=BUSY_ACK, content_type="application/json", charset="utf-8")
         bolt_request = AsyncBoltRequest(
             body=text,
             query=request.query_string,
             headers=request.headers,  # type: ignore[arg-type]
-            context={REQUEST_DIGEST: digest} if command else None,
+            context={REQUEST_DIGEST: digest} if command is not None else None,
         )
         return await to_aiohttp_response(await bolt_app.async_dispatch(bolt_request))
 

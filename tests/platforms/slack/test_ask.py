@@ -118,3 +118,31 @@ def test_a_long_answer_stays_within_block_kit_limits() -> None:
     assert all(len(b.get("text", {}).get("text", "")) <= MAX_SECTION for b in blocks)
     body = answer_response(Reply(title="t", answer=answer))
     assert len(body["text"]) <= 300
+
+
+async def test_an_answer_in_flight_at_shutdown_is_delivered_before_the_queue_closes(
+    sessions: async_sessionmaker[AsyncSession], command_work: CommandWork
+) -> None:
+    """`serve` closes the command queue after the web server stops: an answer the
+    acks' loop is still waiting for must reach the asker before the queue says done
+    (the store and the loop close right after)."""
+    await add_topics(sessions)
+    release = asyncio.Event()
+
+    async def slow_ask(topic: TopicRef | None, question: str) -> Answer:
+        await release.wait()
+        return made_answer()
+
+    async with fake_slack() as slack:
+        routes = slack_routes(sessions, slack.base, command_work, make_deps(ask=slow_ask))
+        async with routes as url, aiohttp.ClientSession() as http:
+            rig = Rig(url=url, slack=slack, http=http, asked=[])
+            ack = await rig.command("ask rl-for-llm-agents which papers use GRPO?")
+            assert "Looking through" in _texts(ack)
+            closing = asyncio.create_task(command_work.queue.close())
+            await asyncio.sleep(0.3)
+            assert not closing.done()  # waiting for the answer, not gone without it
+            release.set()
+            await asyncio.wait_for(closing, 10)
+            assert slack.responses, "the answer had not arrived when the queue closed"
+            assert "*GRPO*" in _texts(slack.responses.pop(0))

@@ -106,7 +106,8 @@ async def test_a_stop_answers_every_accepted_command_and_refuses_new_ones(
     sessions: async_sessionmaker[AsyncSession], db_url: str
 ) -> None:
     await add_topics(sessions)
-    work = build_command_work(db_url, workers=1, capacity=10)
+    # Bounded by capacity alone: a held worker must not make the three look slow.
+    work = build_command_work(db_url, workers=1, capacity=10, wait_budget=None)
     gate = threading.Event()
     texts = ["follow diffusion-models", 'alert add au:"Yi Wu"', "list"]
     async with (
@@ -133,9 +134,12 @@ async def test_a_stop_answers_every_accepted_command_and_refuses_new_ones(
 
 
 async def test_one_persons_commands_are_answered_in_the_order_typed(
-    sessions: async_sessionmaker[AsyncSession], command_work: CommandWork
+    sessions: async_sessionmaker[AsyncSession], db_url: str
 ) -> None:
     await add_topics(sessions)
+    # Seven at once from one person is more than the wait budget lets in (the rest would
+    # be "busy"); this is about their order, so capacity alone bounds the queue here.
+    command_work = build_command_work(db_url, wait_budget=None)
     texts = ["follow diffusion-models", "unfollow diffusion-models"] * 3 + ["list"]
     async with (
         fake_slack() as slack,
@@ -175,3 +179,33 @@ async def test_a_replay_sent_to_another_process_acts_once(
         assert slack.responses == []  # the replays got no answer
     assert await count_rows(sessions, "alert") == 1
     assert await count_rows(sessions, "processed_event") >= 2
+
+
+async def test_busy_is_answered_before_bolt_yet_after_the_signature_check(
+    sessions: async_sessionmaker[AsyncSession], db_url: str
+) -> None:
+    """A full queue is answered at the route, as Bolt's own ack would answer it, and only
+    for a request whose signature holds: the forged one still gets its 401."""
+    await add_topics(sessions)
+    work = build_command_work(db_url, workers=1, capacity=1)
+    gate = threading.Event()
+    async with (
+        fake_slack() as slack,
+        papertide(sessions, slack, work) as url,
+        aiohttp.ClientSession() as http,
+    ):
+        assert work.queue.submit("someone else", gate_job(gate))
+        body = command_body("list", base=slack.base)
+        forged = {**signed_headers(body), "X-Slack-Signature": "v0=" + "0" * 64}
+        async with http.post(f"{url}/slack/events", data=body, headers={**FORM, **forged}) as r:
+            assert r.status == 401
+        async with http.post(
+            f"{url}/slack/events", data=body, headers={**FORM, **signed_headers(body)}
+        ) as r:
+            assert r.status == 200
+            assert r.content_type == "application/json"
+            assert json.loads(await r.text()) == {"text": BUSY, "response_type": "ephemeral"}
+        assert work.queue.refused == 1
+        gate.set()
+        await work.queue.join()
+        assert slack.responses == []

@@ -1,0 +1,146 @@
+"""SQLite writers of one process queue at one gate per file, whatever engine, loop or
+thread they write from: none waits in SQLite's busy handler behind another engine."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
+
+from bot.store.engine import create_engine
+from bot.store.sqlite_gate import WriteGate, gate_for
+
+
+async def test_the_gate_is_first_come_first_served_and_survives_a_cancelled_waiter() -> None:
+    gate, order = WriteGate(), []
+    await gate.acquire()
+
+    async def writer(name: str) -> None:
+        await gate.acquire()
+        order.append(name)
+        gate.release()
+
+    first = asyncio.create_task(writer("first"))
+    await asyncio.sleep(0)
+    gone = asyncio.create_task(writer("cancelled"))
+    await asyncio.sleep(0)
+    last = asyncio.create_task(writer("last"))
+    await asyncio.sleep(0)
+    gone.cancel()
+    gate.release()
+    await asyncio.gather(first, last)
+    assert order == ["first", "last"]
+    assert not gate.held
+
+
+def test_the_gate_hands_over_across_threads() -> None:
+    gate, order = WriteGate(), []
+    asyncio.run(gate.acquire())
+
+    def other_thread() -> None:
+        async def write() -> None:
+            await gate.acquire()
+            order.append("other thread")
+            gate.release()
+
+        asyncio.run(write())
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    time.sleep(0.1)  # the other thread is waiting at the gate by now
+    order.append("holder")
+    gate.release()
+    thread.join(5)
+    assert order == ["holder", "other thread"]
+    assert not gate.held
+
+
+def test_files_have_gates_and_memory_does_not(tmp_path: Path) -> None:
+    assert gate_for(str(tmp_path / "a.db")) is gate_for(str(tmp_path / "." / "a.db"))
+    assert gate_for(str(tmp_path / "a.db")) is not gate_for(str(tmp_path / "b.db"))
+    assert gate_for(":memory:") is None
+
+
+def test_two_engines_on_two_loops_write_one_at_a_time(tmp_path: Path) -> None:
+    """The command queue's engine (its own thread and loop) and the store's: a write
+    transaction of one waits at the gate, not in SQLite's busy handler, until the
+    other commits; then it starts at once."""
+    url = f"sqlite:///{tmp_path / 'gate.db'}"
+
+    async def setup() -> None:
+        engine = create_engine(url)
+        async with engine.begin() as conn:
+            await conn.execute(text("CREATE TABLE t (who TEXT)"))
+        await engine.dispose()
+
+    asyncio.run(setup())
+    events: list[str] = []
+    holding = threading.Event()
+    release = threading.Event()
+
+    def holder() -> None:
+        async def run() -> None:
+            engine = create_engine(url)
+            async with engine.begin() as conn:
+                await conn.execute(text("INSERT INTO t VALUES ('holder')"))
+                holding.set()
+                await asyncio.to_thread(release.wait, 5)
+                events.append("holder commits")
+            await engine.dispose()
+
+        asyncio.run(run())
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    assert holding.wait(5)
+
+    async def second() -> float:
+        engine = create_engine(url)
+        # SQLite's busy handler would make this write fail fast if it were reached.
+        async with engine.connect() as conn:
+            await conn.exec_driver_sql("PRAGMA busy_timeout=0")
+            await conn.commit()
+        waiting = asyncio.get_running_loop().call_later(0.3, release.set)
+        async with engine.begin() as conn:
+            await conn.execute(text("INSERT INTO t VALUES ('second')"))
+            events.append("second writes")
+        waiting.cancel()
+        async with engine.connect() as conn:
+            rows = (await conn.execute(text("SELECT who FROM t ORDER BY rowid"))).all()
+        await engine.dispose()
+        return len(rows)
+
+    assert asyncio.run(second()) == 2
+    thread.join(5)
+    assert events == ["holder commits", "second writes"]
+
+
+@pytest.mark.parametrize("outcome", ["commit", "rollback", "error"])
+async def test_every_way_out_of_a_write_lets_the_next_writer_in(
+    tmp_path: Path, outcome: str
+) -> None:
+    engine = create_engine(f"sqlite:///{tmp_path / 'out.db'}")
+    gate = gate_for(str(tmp_path / "out.db"))
+    assert gate is not None
+    async with engine.begin() as conn:
+        await conn.execute(text("CREATE TABLE t (n INTEGER NOT NULL)"))
+    assert not gate.held
+    with (
+        pytest.raises(IntegrityError, match="NOT NULL")
+        if outcome == "error"
+        else contextlib.nullcontext()
+    ):
+        async with engine.connect() as conn:
+            await conn.execute(text("INSERT INTO t VALUES (1)"))
+            assert gate.held
+            if outcome == "error":
+                await conn.execute(text("INSERT INTO t VALUES (NULL)"))
+            await (conn.commit() if outcome == "commit" else conn.rollback())
+    assert not gate.held
+    await engine.dispose()
