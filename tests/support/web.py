@@ -148,6 +148,7 @@ class WebEnv:
     root: Papertide
     clock: Clock
     sessions: async_sessionmaker[AsyncSession]
+    app: web.Application | None = None  # the running app (its deps), where a test asks
 
 
 def web_settings(db_url: str, port: int) -> Settings:
@@ -162,15 +163,16 @@ def web_settings(db_url: str, port: int) -> Settings:
 
 
 @asynccontextmanager
-async def running_web(db_url: str) -> AsyncIterator[WebEnv]:
+async def running_web(db_url: str, *, page_cache_seconds: float = 30.0) -> AsyncIterator[WebEnv]:
     """The web app on a loopback port over a seeded store; public_url is its real address."""
     sock = free_socket()
     settings = web_settings(db_url, sock.getsockname()[1])
     clock = Clock()
     async with open_papertide(settings, migrate=False) as root:
         await seed(root.store.sessions)
-        async with serve_app(root.web_app(clock=clock), sock) as base:
-            yield WebEnv(base, settings, root, clock, root.store.sessions)
+        app = root.web_app(clock=clock, page_cache_seconds=page_cache_seconds)
+        async with serve_app(app, sock) as base:
+            yield WebEnv(base, settings, root, clock, root.store.sessions, app)
 
 
 async def count(sessions: async_sessionmaker[AsyncSession], model: Any, *where: Any) -> int:

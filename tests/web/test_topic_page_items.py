@@ -5,52 +5,37 @@ bounded."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
 import pytest
 from sqlalchemy import update
 from sqlmodel import col
 
-from bot.service.root import open_papertide
 from bot.store.models import Paper, PaperTopic, Topic
 from bot.web.common import DEPS
 from bot.web.paper_items import PaperItems, render_item
 from bot.web.topic_data import TopicPage, read_topic_page
-from tests.support.web import (
-    Clock,
-    WebEnv,
-    free_socket,
-    request_page,
-    seed,
-    serve_app,
-    web_settings,
-)
-
-
-@dataclass
-class Uncached(WebEnv):
-    items: PaperItems  # the running app's memo
+from tests.support.web import WebEnv, request_page, running_web
 
 
 @pytest.fixture
-async def uncached(db_url: str) -> AsyncIterator[Uncached]:
+async def uncached(db_url: str) -> AsyncIterator[WebEnv]:
     """The web app with the page cache off: every view reads the store."""
-    sock = free_socket()
-    settings = web_settings(db_url, sock.getsockname()[1])
-    clock = Clock()
-    async with open_papertide(settings, migrate=False) as root:
-        await seed(root.store.sessions)
-        app = root.web_app(clock=clock, page_cache_seconds=0)
-        async with serve_app(app, sock) as base:
-            yield Uncached(base, settings, root, clock, root.store.sessions, app[DEPS].items)
+    async with running_web(db_url, page_cache_seconds=0) as env:
+        yield env
 
 
-async def _page(env: Uncached, text: str, *, limit: int = 30) -> TopicPage | None:
+def _memo(env: WebEnv) -> PaperItems:
+    """The running app's memo of rendered papers."""
+    assert env.app is not None
+    return env.app[DEPS].items
+
+
+async def _page(env: WebEnv, text: str, *, limit: int = 30) -> TopicPage | None:
     async with env.root.store.single_reads.connect() as conn:
         return await read_topic_page(conn, text=text, limit=limit)
 
 
-async def test_an_edited_paper_is_rendered_afresh(uncached: Uncached) -> None:
+async def test_an_edited_paper_is_rendered_afresh(uncached: WebEnv) -> None:
     _, before = await request_page(uncached, "GET", "/topics/rl-for-llm-agents")
     assert "Learning to Sell 1<" in before
     assert before.count('href="/topics/llm-agent-memory"') == 10  # 0, 3, …, 27 of 0..29
@@ -77,7 +62,7 @@ async def test_an_edited_paper_is_rendered_afresh(uncached: Uncached) -> None:
 
 
 async def test_the_memo_is_bounded_and_renders_what_a_fresh_render_would(
-    uncached: Uncached,
+    uncached: WebEnv,
 ) -> None:
     page = await _page(uncached, "rl-for-llm-agents")
     assert page is not None
@@ -87,13 +72,13 @@ async def test_the_memo_is_bounded_and_renders_what_a_fresh_render_would(
     assert len(small) == 5
     assert small.items(page) == fresh  # every row rendered again, still 5 kept
     assert len(small) == 5
-    assert len(uncached.items) == 0
+    assert len(_memo(uncached)) == 0
     await request_page(uncached, "GET", "/topics/rl-for-llm-agents?page=2")
     await request_page(uncached, "GET", "/topics/rl-for-llm-agents?page=2")
-    assert len(uncached.items) == 10  # the second page's papers, once each
+    assert len(_memo(uncached)) == 10  # the second page's papers, once each
 
 
-async def test_the_page_finds_topics_as_the_lookup_does(uncached: Uncached) -> None:
+async def test_the_page_finds_topics_as_the_lookup_does(uncached: WebEnv) -> None:
     by_slug = await _page(uncached, "RL-for-LLM-agents")
     by_name = await _page(uncached, " llm agent MEMORY ")
     assert by_slug is not None
