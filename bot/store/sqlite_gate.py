@@ -32,7 +32,8 @@ class WriteGate:
         return self._held
 
     async def acquire(self) -> None:
-        """Wait for the gate (behind those who asked first)."""
+        """Wait for the gate (behind those who asked first). Callers bound the wait
+        (`asyncio.timeout`): a cancelled waiter leaves the queue."""
         with self._lock:
             if not self._held:
                 self._held = True

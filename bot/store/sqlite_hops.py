@@ -17,6 +17,7 @@ which it leaves at commit, rollback or close: the process's engines write one at
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -206,6 +207,7 @@ class FewHopsConnection(aiosqlite.Connection):
         super().__init__(connector, _ITER_CHUNK)
         self.pending_begin: str | None = None  # a BEGIN not sent yet
         self.gate: WriteGate | None = None  # the file's write queue in this process
+        self.gate_timeout = 5.0  # sqlite3's busy timeout; `connect` sets the engine's
         self._in_gate = False  # this connection's write transaction holds the gate
 
     def take_begin(self) -> str | None:
@@ -216,7 +218,14 @@ class FewHopsConnection(aiosqlite.Connection):
     async def begin_now(self) -> str | None:
         """`take_begin`, after queueing at the gate when that BEGIN takes the write lock."""
         if self.pending_begin in _WRITE_BEGINS and self.gate is not None and not self._in_gate:
-            await self.gate.acquire()
+            # Bounded like SQLite's busy handler: a writer that waits on another engine of
+            # its process while that one waits on it fails as it did before the gate,
+            # with SQLite's own error, instead of hanging.
+            try:
+                async with asyncio.timeout(self.gate_timeout):
+                    await self.gate.acquire()
+            except TimeoutError:
+                raise sqlite3.OperationalError("database is locked") from None
             self._in_gate = True
         return self.take_begin()
 
@@ -323,6 +332,7 @@ def connect(database: str, *args: Any, **kwargs: Any) -> FewHopsConnection:
     """Like `aiosqlite.connect` (SQLAlchemy's `async_creator_fn` for the aiosqlite dialect)."""
     conn = FewHopsConnection(partial(sqlite3.connect, database, *args, **kwargs))
     conn.gate = gate_for(database) if not kwargs.get("uri") else None
+    conn.gate_timeout = float(kwargs.get("timeout", conn.gate_timeout))
     conn._thread.daemon = True  # what SQLAlchemy does for aiosqlite's own connections
     return conn
 
@@ -331,4 +341,5 @@ def connect_inline(database: str, *args: Any, **kwargs: Any) -> InlineConnection
     """`connect`, for an `InlineConnection`."""
     conn = InlineConnection(partial(sqlite3.connect, database, *args, **kwargs))
     conn.gate = gate_for(database) if not kwargs.get("uri") else None
+    conn.gate_timeout = float(kwargs.get("timeout", conn.gate_timeout))
     return conn

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import text
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from bot.store.engine import create_engine
 from bot.store.sqlite_gate import WriteGate, gate_for
@@ -144,3 +144,48 @@ async def test_every_way_out_of_a_write_lets_the_next_writer_in(
             await (conn.commit() if outcome == "commit" else conn.rollback())
     assert not gate.held
     await engine.dispose()
+
+
+async def test_a_writer_waiting_on_another_engine_of_its_process_fails_instead_of_hanging(
+    tmp_path: Path,
+) -> None:
+    """A write transaction that waits for a write on another engine of the same process
+    (a bug, but a possible one) gets SQLite's own "database is locked" after the engine's
+    busy timeout, as it did before the gate, and the gate stays usable."""
+    url = f"sqlite:///{tmp_path / 'wait.db'}"
+    holder = create_engine(url)
+    other = create_engine(url)
+    async with holder.begin() as conn:
+        await conn.execute(text("CREATE TABLE t (n INTEGER)"))
+    async with holder.connect() as held:
+        await held.execute(text("INSERT INTO t VALUES (1)"))
+        async with other.connect() as conn:
+            driver = (await conn.get_raw_connection()).driver_connection
+            assert driver.gate_timeout == 30  # the engine's busy timeout
+            driver.gate_timeout = 0.3
+            started = time.perf_counter()
+            with pytest.raises(OperationalError, match="database is locked"):
+                await conn.execute(text("INSERT INTO t VALUES (2)"))
+            assert time.perf_counter() - started < 5
+            await conn.rollback()
+        await held.commit()
+    async with other.begin() as conn:  # the timed-out waiter left the queue
+        await conn.execute(text("INSERT INTO t VALUES (3)"))
+    async with holder.connect() as conn:
+        rows = (await conn.execute(text("SELECT n FROM t ORDER BY n"))).scalars().all()
+    assert rows == [1, 3]
+    await holder.dispose()
+    await other.dispose()
+
+
+async def test_a_gate_wait_times_out_and_leaves_the_queue() -> None:
+    gate = WriteGate()
+    await gate.acquire()
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.05):
+            await gate.acquire()
+    gate.release()
+    assert not gate.held  # nobody was left waiting to hand it to
+    async with asyncio.timeout(0.05):
+        await gate.acquire()
+    gate.release()
