@@ -29,6 +29,7 @@ document tsvector)`, fields weighted A (title), B (abstract), C (authors), D
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -135,10 +136,19 @@ _SQLITE_TAKE = (
 )
 _SQLITE_UNINDEX = "DELETE FROM paper_search WHERE paper_id IN (SELECT value FROM json_each(?))"
 _SQLITE_DONE = "DELETE FROM paper_index_queue WHERE paper_id IN (SELECT value FROM json_each(?))"
-_PG_TAKE = (
-    "SELECT q.paper_id, p.published, p.title, p.abstract, p.authors "
-    "FROM paper_index_queue q JOIN paper p ON p.id = q.paper_id ORDER BY q.paper_id LIMIT %s "
-    "FOR UPDATE OF q SKIP LOCKED"
+# Two statements, not one: `FOR UPDATE OF q SKIP LOCKED` joined to `paper` read each
+# paper's row from the statement's snapshot, so an ingest that re-stamped a queue row and
+# committed while the take was running had its row locked here (PostgreSQL re-checks only
+# the locked row) but its new text unread: the old text was indexed and the re-stamped row
+# deleted, stale for good. Under READ COMMITTED the second statement sees every commit
+# that re-stamped a row the first now holds; later re-stamps wait for this transaction
+# and queue the paper again.
+_PG_CLAIM = (
+    "SELECT paper_id FROM paper_index_queue ORDER BY paper_id LIMIT %s FOR UPDATE SKIP LOCKED"
+)
+_PG_READ = (
+    "SELECT p.id, p.published, p.title, p.abstract, p.authors FROM paper p "
+    "WHERE p.id = ANY(%b::varchar[]) ORDER BY p.id"
 )
 _PG_DONE = "DELETE FROM paper_index_queue WHERE paper_id = ANY(%b::varchar[])"
 
@@ -149,12 +159,13 @@ async def index_queued(session: AsyncSession, limit: int = BATCH) -> int:
     conn = await session.connection()
     # Rows of (paper_id, published, title, abstract, authors).
     if _dialect(session) == "postgresql":
-        taken = cast(Sequence[Any], (await conn.exec_driver_sql(_PG_TAKE, (limit,))).all())
-        if taken:
+        claimed = [r[0] for r in (await conn.exec_driver_sql(_PG_CLAIM, (limit,))).all()]
+        if claimed:
+            taken = cast(Sequence[Any], (await conn.exec_driver_sql(_PG_READ, (claimed,))).all())
             # psycopg has decoded the JSONB authors and the timestamps already.
             await index_rows(session, [search_row(r[0], r[1], r[2], r[3], r[4]) for r in taken])
-            await conn.exec_driver_sql(_PG_DONE, ([row[0] for row in taken],))
-        return len(taken)
+            await conn.exec_driver_sql(_PG_DONE, (claimed,))
+        return len(claimed)
     taken = cast(Sequence[Any], (await conn.exec_driver_sql(_SQLITE_TAKE, (limit,))).all())
     if not taken:
         return 0
@@ -169,17 +180,22 @@ async def index_queued(session: AsyncSession, limit: int = BATCH) -> int:
 
 
 async def index_until_current(
-    sessions: async_sessionmaker[AsyncSession], batch: int = BATCH
+    sessions: async_sessionmaker[AsyncSession],
+    batch: int = BATCH,
+    *,
+    stop: asyncio.Event | None = None,
 ) -> int:
-    """Run the indexer until the queue is empty, one transaction a batch; returns how
-    many papers it indexed."""
+    """Run the indexer until the queue is empty (or `stop` is set: checked between
+    batches, the queue keeps the rest), one transaction a batch; returns how many papers
+    it indexed."""
     total = 0
-    while True:
+    while stop is None or not stop.is_set():
         async with sessions() as session, session.begin():
             done = await index_queued(session, batch)
         total += done
         if done < batch:
-            return total
+            break
+    return total
 
 
 @dataclass(frozen=True)

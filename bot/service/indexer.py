@@ -39,9 +39,10 @@ class Indexer:
         """Papers were queued: index them soon."""
         self._woken.set()
 
-    async def catch_up(self) -> int:
-        """Index everything queued now; returns how many papers."""
-        done = await index_until_current(self._sessions)
+    async def catch_up(self, stop: asyncio.Event | None = None) -> int:
+        """Index everything queued now (until `stop`, between batches); returns how many
+        papers."""
+        done = await index_until_current(self._sessions, stop=stop)
         if done:
             log.info("indexer.done", extra={"papers": done})
         return done
@@ -61,7 +62,8 @@ class Indexer:
                 self._woken.clear()
                 pause = self._idle
                 try:
-                    await self.catch_up()
+                    # A backfill's backlog may take minutes: shutdown doesn't wait for it.
+                    await self.catch_up(stop)
                 except Exception:
                     # The queue keeps the work; the next round does it.
                     log.exception("indexer.failed")

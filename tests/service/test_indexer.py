@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot import collector
+from bot.ask.index import index_until_current
 from bot.ask.service import Asker
 from bot.config import Settings
 from bot.ingest.persist import ingest_batch
@@ -93,3 +94,32 @@ async def test_the_root_raises_the_collectors_thresholds(
             assert gc.get_threshold() == collector.THRESHOLDS
     finally:
         gc.set_threshold(*before)
+
+
+async def test_a_stop_ends_the_catch_up_between_batches_and_the_queue_keeps_the_rest(
+    db_url: str,
+) -> None:
+    """After a backfill the backlog may take minutes; shutdown must not wait for it."""
+    engine = create_engine(db_url)
+    sessions = session_factory(engine)
+    try:
+        records = [_record(f"2606.001{n:02d}", f"Bilby {n}") for n in range(5)]
+        async with sessions() as session, session.begin():
+            await ingest_batch(session=session, records=records, matcher=NoMatches())
+        stop = asyncio.Event()
+        batches = 0
+
+        class StopAfterTwo(asyncio.Event):
+            def is_set(self) -> bool:  # the loop asks before each batch
+                nonlocal batches
+                batches += 1
+                return batches > 2
+
+        assert await index_until_current(sessions, 1, stop=StopAfterTwo()) == 2
+        assert await count_rows(sessions, "paper_index_queue") == 3
+        stop.set()
+        await asyncio.wait_for(Indexer(sessions).run(stop), 5)  # stopped before: no batch
+        assert await count_rows(sessions, "paper_index_queue") == 3
+        assert await index_until_current(sessions, 1) == 3  # nothing was lost
+    finally:
+        await engine.dispose()
