@@ -18,8 +18,9 @@ from sqlmodel import col
 from bot.catalog.momentum import last_complete_week
 from bot.config import Settings
 from bot.store.models import Person
-from bot.subscriptions.taste import people_to_train
+from bot.subscriptions.taste import mark_considered, people_to_train
 from bot.taste.cache import Models
+from bot.timeutil import utcnow
 from digests.load import load_recipients
 from digests.schedule import BATCH, WeekCache
 from digests.taste import train_tastes
@@ -40,8 +41,10 @@ async def train_marked(
     weeks = WeekCache(settings)
     trained = 0
     for i in range(0, len(due), BATCH):
+        considered = due[i : i + BATCH]
+        started = utcnow()  # a reaction after this makes them due again
         people = list(
-            (await session.execute(select(Person).where(col(Person.id).in_(due[i : i + BATCH]))))
+            (await session.execute(select(Person).where(col(Person.id).in_(considered))))
             .scalars()
             .all()
         )
@@ -54,6 +57,7 @@ async def train_marked(
             corpus_of=lambda: weeks.corpus(session, week),
             models=models,
         )
+        await mark_considered(session=session, person_ids=considered, at=started)
         await session.commit()
     log.info("taste.trained", extra={"due": len(due), "trained": trained, "week": week})
     return trained

@@ -133,7 +133,7 @@ async def stored_models(
             ).where(col(TasteModel.person_id).in_(ids[i : i + CHUNK]))
         )
         for pid, key, blob in rows:
-            if wanted[pid] == key:
+            if blob and wanted[pid] == key:  # empty: considered, nothing to learn
                 found[pid] = unpack(blob, vocabulary)
     return found
 
@@ -185,6 +185,26 @@ async def store_models(
                     "model": stmt.excluded.model,
                     "trained_at": stmt.excluded.trained_at,
                 },
+            )
+        )
+
+
+async def mark_considered(
+    *, session: AsyncSession, person_ids: Collection[int], at: datetime
+) -> None:
+    """The training job considered these people at `at` (before it read their marks):
+    whoever it could not train (cold signals, marks that fold away, marked papers gone)
+    gets an empty row, so `people_to_train` names them again only after a new reaction
+    instead of on every run; a stored model keeps its bytes and fingerprint."""
+    rows = [
+        {"person_id": pid, "fingerprint": "", "model": b"", "trained_at": at}
+        for pid in sorted(person_ids)
+    ]
+    for i in range(0, len(rows), WRITE_CHUNK):
+        stmt = dialect_insert(session, TasteModel).values(rows[i : i + WRITE_CHUNK])
+        await session.execute(
+            stmt.on_conflict_do_update(
+                index_elements=["person_id"], set_={"trained_at": stmt.excluded.trained_at}
             )
         )
 

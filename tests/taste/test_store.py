@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlmodel import col
 
@@ -264,3 +264,52 @@ async def test_the_training_job_trains_who_reacted_so_the_digest_run_only_reads(
     assert again.fingerprint != kept.fingerprint
     await _ada_taste(sessions, settings, restarted, ids["ada"])
     assert restarted.trained == 0
+
+
+async def test_a_reader_the_job_cannot_train_is_not_due_again_until_a_new_reaction(
+    sessions: async_sessionmaker[AsyncSession], settings: Settings
+) -> None:
+    """Bob marks two papers "less" and follows nothing: cold, nothing to learn. The job
+    notes it considered him, instead of loading the week for him on every run."""
+    ids = await _seed(sessions)
+    now = AS_OF + timedelta(days=1)
+    async with sessions() as session, session.begin():
+        bob_mail = (
+            await session.execute(select(Target).where(col(Target.person_id) == ids["bob"]))
+        ).scalar_one()
+        assert bob_mail.id is not None
+        await session.execute(
+            delete(Subscription).where(col(Subscription.target_id) == bob_mail.id)
+        )
+        for pid in ("2608.20001", "2609.20001"):
+            await react(session=session, target_id=bob_mail.id, paper_id=pid,
+                        leaning=Leaning.LESS, via="email")  # fmt: skip
+    async with sessions() as session:
+        assert await people_to_train(session=session) == [ids["ada"], ids["bob"]]
+        await train_marked(session=session, now=now, settings=settings)
+        assert await people_to_train(session=session) == []
+        rows = {r.person_id: r for r in (await session.execute(select(TasteModel))).scalars()}
+    assert rows[ids["bob"]].model == b""  # considered, no model
+    assert rows[ids["ada"]].model != b""
+    # The digest run reads past the empty row: Bob keeps today's order, Ada her ranking.
+    async with sessions() as session:
+        week = await load_week(session=session, week="2026-W39", settings=settings)
+        people = list((await session.execute(select(Person).order_by(col(Person.id)))).scalars())
+        recipients = await load_recipients(session=session, people=people, week=week)
+        fresh = Models(Vocabulary())
+
+        async def corpus_of() -> Corpus:
+            texts = await paper_texts(session=session, paper_ids=list(week.papers))
+            return Corpus(texts, fresh.vocabulary)
+
+        out = await with_tastes(
+            session=session, recipients=recipients, week=week, models=fresh, corpus_of=corpus_of
+        )
+    tasted = {d.recipient.id: d.taste is not None for d in out}
+    assert tasted == {ids["ada"]: True, ids["bob"]: False}
+    assert fresh.trained == 0
+    async with sessions() as session, session.begin():
+        await react(session=session, target_id=bob_mail.id, paper_id="2609.20002",
+                    leaning=Leaning.LESS, via="email")  # fmt: skip
+    async with sessions() as session:
+        assert await people_to_train(session=session) == [ids["bob"]]
