@@ -5,8 +5,11 @@ escaped) cost more than reading them. A paper's item depends on nothing but its 
 `PaperItems` keeps each rendered item keyed by the row itself, every column the item is
 made of as the driver returned it, tags included: a paper edited in any rendered way
 (a repaired title, a new topic, a moved date) is a new key and renders afresh. The memo is
-an LRU of `max_entries` items (a few KB each: the key's text and the item's HTML), so a
-crawler walking every page of every topic costs renders, never unbounded memory.
+an LRU bounded twice: by `max_entries` items and by `max_bytes` of text held (the key's
+text and the item's HTML). Most entries are a few KB, but a collaboration paper's row
+carries its whole author list (3,000 authors: ~300 KB) though the item shows three
+names; counted by entries alone, a crawler walking hep topics could make the memo hold
+a gigabyte. Either way a crawler costs renders, never unbounded memory.
 """
 
 from __future__ import annotations
@@ -32,11 +35,19 @@ def render_items(papers: Iterable[PaperView]) -> Markup:
     return Markup("").join(render_item(p) for p in papers)
 
 
-class PaperItems:
-    """Rendered items by row, least recently shown dropped first past `max_entries`."""
+def _held(row: PaperRow, item: str) -> int:
+    """The characters an entry keeps alive: the row's text columns and the item."""
+    return len(item) + sum(len(v) for v in row if isinstance(v, str))
 
-    def __init__(self, max_entries: int = 4096) -> None:
+
+class PaperItems:
+    """Rendered items by row, least recently shown dropped first past `max_entries`
+    items or `max_bytes` characters held."""
+
+    def __init__(self, max_entries: int = 4096, max_bytes: int = 32 * 1024 * 1024) -> None:
         self._max = max_entries
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self._items: OrderedDict[PaperRow, Markup] = OrderedDict()
 
     def items(self, page: TopicPage) -> Markup:
@@ -47,8 +58,12 @@ class PaperItems:
             item = self._items.get(row)
             if item is None:
                 item = self._items[row] = render_item(page.view(row))
-                if len(self._items) > self._max:
-                    self._items.popitem(last=False)
+                self._bytes += _held(row, item)
+                while len(self._items) > 1 and (
+                    len(self._items) > self._max or self._bytes > self._max_bytes
+                ):
+                    old, dropped = self._items.popitem(last=False)
+                    self._bytes -= _held(old, dropped)
             else:
                 self._items.move_to_end(row)
             out.append(item)
@@ -56,3 +71,8 @@ class PaperItems:
 
     def __len__(self) -> int:
         return len(self._items)
+
+    @property
+    def held(self) -> int:
+        """Characters kept alive by the memo (its rows' text and items)."""
+        return self._bytes

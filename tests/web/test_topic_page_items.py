@@ -72,6 +72,18 @@ async def test_the_memo_is_bounded_and_renders_what_a_fresh_render_would(
     assert len(small) == 5
     assert small.items(page) == fresh  # every row rendered again, still 5 kept
     assert len(small) == 5
+    # Bounded by what it holds too: a collaboration paper's row carries thousands of
+    # authors, which entries alone would not bound.
+    one_entry = max(len(str(render_item(page.view(row)))) + sum(
+        len(v) for v in row if isinstance(v, str)) for row in page.rows)  # fmt: skip
+    lean = PaperItems(max_bytes=3 * one_entry)
+    assert lean.items(page) == fresh
+    assert 1 <= len(lean) <= 3
+    assert lean.held <= 3 * one_entry
+    huge = (page.rows[0][0], *page.rows[0][1:3], "[" + ",".join(['{"name": "A B"}'] * 20_000) + "]",
+            *page.rows[0][4:])  # fmt: skip
+    lean.items(TopicPage(page.topic, page.total, [huge], page.sqlite))
+    assert len(lean) == 1  # the huge row alone, everything older dropped
     assert len(_memo(uncached)) == 0
     await request_page(uncached, "GET", "/topics/rl-for-llm-agents?page=2")
     await request_page(uncached, "GET", "/topics/rl-for-llm-agents?page=2")
