@@ -265,7 +265,7 @@ class OneShot:
             driver = raw.driver_connection
             assert isinstance(driver, FewHopsConnection)
             work = [(q.statements, q.params) for q in batch]
-            return await driver.hop_with_connection(_run_sqlite, work)
+            return await driver.write_with_connection(_run_sqlite, work)
 
     async def _run_postgresql(self, batch: list[_Queued], held: _Held) -> list[list[Rows]]:
         statement = batch[0].statements[0]

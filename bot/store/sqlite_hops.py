@@ -217,17 +217,22 @@ class FewHopsConnection(aiosqlite.Connection):
 
     async def begin_now(self) -> str | None:
         """`take_begin`, after queueing at the gate when that BEGIN takes the write lock."""
-        if self.pending_begin in _WRITE_BEGINS and self.gate is not None and not self._in_gate:
-            # Bounded like SQLite's busy handler: a writer that waits on another engine of
-            # its process while that one waits on it fails as it did before the gate,
-            # with SQLite's own error, instead of hanging.
-            try:
-                async with asyncio.timeout(self.gate_timeout):
-                    await self.gate.acquire()
-            except TimeoutError:
-                raise sqlite3.OperationalError("database is locked") from None
-            self._in_gate = True
+        if self.pending_begin in _WRITE_BEGINS:
+            await self._enter_gate()
         return self.take_begin()
+
+    async def _enter_gate(self) -> None:
+        if self.gate is None or self._in_gate:
+            return
+        # Bounded like SQLite's busy handler: a writer that waits on another engine of
+        # its process while that one waits on it fails as it did before the gate, with
+        # SQLite's own error, instead of hanging.
+        try:
+            async with asyncio.timeout(self.gate_timeout):
+                await self.gate.acquire()
+        except TimeoutError:
+            raise sqlite3.OperationalError("database is locked") from None
+        self._in_gate = True
 
     def _leave_gate(self) -> None:
         if self._in_gate:
@@ -280,6 +285,18 @@ class FewHopsConnection(aiosqlite.Connection):
         """`fn(sqlite3_connection, *args)` on the worker thread: work that runs several
         statements (a whole transaction) in one hop (bot.store.oneshot)."""
         return await self.hop(self._with_connection, fn, args)
+
+    async def write_with_connection(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """`hop_with_connection` for a write transaction `fn` runs by itself (its own
+        BEGIN IMMEDIATE): queued at the file's write gate like every other writer of the
+        process, not in SQLite's busy handler behind them."""
+        entered = not self._in_gate
+        await self._enter_gate()
+        try:
+            return await self.hop_with_connection(fn, *args)
+        finally:
+            if entered:
+                self._leave_gate()
 
     def _with_connection(self, fn: Callable[..., _T], args: tuple[Any, ...]) -> _T:
         return fn(self._conn, *args)

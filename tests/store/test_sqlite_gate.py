@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -189,3 +191,38 @@ async def test_a_gate_wait_times_out_and_leaves_the_queue() -> None:
     async with asyncio.timeout(0.05):
         await gate.acquire()
     gate.release()
+
+
+async def test_a_whole_transaction_run_in_one_hop_queues_at_the_gate_too(tmp_path: Path) -> None:
+    """The one-shot writes (bot/store/oneshot.py) send their own BEGIN IMMEDIATE on the
+    driver's thread: they queue at the gate like every writer, instead of waiting in
+    SQLite's busy handler (30 s here) behind another engine's transaction."""
+    url = f"sqlite:///{tmp_path / 'hop.db'}"
+    holder, other = create_engine(url), create_engine(url)
+    gate = gate_for(str(tmp_path / "hop.db"))
+    assert gate is not None
+    async with holder.begin() as conn:
+        await conn.execute(text("CREATE TABLE t (n INTEGER)"))
+
+    def write(sqlite_conn: Any, n: int) -> None:
+        sqlite_conn.execute("BEGIN IMMEDIATE")
+        sqlite_conn.execute("INSERT INTO t VALUES (?)", (n,))
+        sqlite_conn.commit()
+
+    async with holder.connect() as held, other.connect() as conn:
+        await held.execute(text("INSERT INTO t VALUES (1)"))
+        driver = (await conn.get_raw_connection()).driver_connection
+        driver.gate_timeout = 0.3
+        started = time.perf_counter()
+        with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+            await driver.write_with_connection(write, 2)
+        assert time.perf_counter() - started < 5  # the gate's wait, not the busy handler's
+        await held.commit()
+        assert not gate.held
+        await driver.write_with_connection(write, 3)
+        assert not gate.held  # released after the hop
+    async with holder.connect() as conn:
+        rows = (await conn.execute(text("SELECT n FROM t ORDER BY n"))).scalars().all()
+    assert rows == [1, 3]
+    await holder.dispose()
+    await other.dispose()
