@@ -243,21 +243,19 @@ class FewHopsConnection(aiosqlite.Connection):
     async def commit(self) -> None:
         """Commit, in one hop (none when nothing ran since BEGIN, or outside a transaction),
         then let the next writer in."""
-        if self.take_begin() is None:
-            try:
-                if self._open():
-                    await self.hop(self._conn.commit)
-            finally:
-                self._leave_gate()
+        await self._end("commit")
 
     async def rollback(self) -> None:
         """Roll back, in one hop (none when nothing ran since BEGIN, or outside a
         transaction: a lone statement in autocommit, see bot.store.engine), then let the
         next writer in."""
+        await self._end("rollback")
+
+    async def _end(self, how: str) -> None:
         if self.take_begin() is None:
             try:
                 if self._open():
-                    await self.hop(self._conn.rollback)
+                    await self.hop(getattr(self._conn, how))
             finally:
                 self._leave_gate()
 
